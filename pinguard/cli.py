@@ -1,0 +1,109 @@
+"""The command line. The only module that knows argparse.
+
+A command's module is imported only when that command runs, so the offline
+commands never pay for requests or the other heavy imports.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from pinguard import __version__
+from pinguard.errors import PinguardError
+from pinguard.options import Options
+from pinguard.registry.cache import default_cache_dir
+from pinguard.registry.manifest import Platform
+from pinguard.registry.settings import RegistrySettings, parse_mirrors
+
+
+def _add_common_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("common options")
+    group.add_argument("--lockfile", type=Path, default=Path("pinguard.lock"), metavar="FILE",
+                       help="the lockfile (default: pinguard.lock in the current folder)")
+    group.add_argument("--mirror", action="append", default=[], metavar="REGISTRY=URL",
+                       help="send traffic for REGISTRY to URL; names stay canonical (repeatable; "
+                            "also PINGUARD_MIRRORS=a=b,c=d)")
+    group.add_argument("--insecure-registry", action="append", default=[], metavar="HOST[:PORT]",
+                       help="allow plain HTTP or unverified TLS to this host (repeatable)")
+    group.add_argument("--ca-file", metavar="FILE", help="CA bundle to verify registries with")
+    group.add_argument("--platform", action="append", default=[], metavar="OS/ARCH",
+                       help="platform(s) the images must offer (repeatable; default linux/amd64)")
+    group.add_argument("-j", "--jobs", type=int, default=8, metavar="N",
+                       help="registry requests in flight at once (default 8)")
+    group.add_argument("-q", "--quiet", action="store_true", help="print less")
+    group.add_argument("-v", "--verbose", action="store_true", help="log each registry request to stderr")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pinguard", description="Pin container images to verified digests and keep them pinned."
+    )
+    parser.add_argument("--version", action="version", version=f"pinguard {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    resolve = commands.add_parser("resolve", help="resolve references to verified digests, with evidence")
+    resolve.add_argument("references", nargs="+", metavar="REF", help="image reference, e.g. nginx:1.25")
+    resolve.add_argument("--format", choices=("text", "json"), default="text")
+    _add_common_options(resolve)
+    return parser
+
+
+def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> Options:
+    try:
+        platforms = tuple(Platform.parse(p) for p in args.platform) or (Platform("linux", "amd64"),)
+    except ValueError as exc:
+        raise PinguardError(str(exc)) from None
+    if args.jobs < 1:
+        raise PinguardError("--jobs must be at least 1")
+    return Options(
+        stdout=stdout,
+        stderr=stderr,
+        lockfile=args.lockfile,
+        registry=RegistrySettings(
+            mirrors=parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS")),
+            insecure=frozenset(args.insecure_registry),
+            ca_file=args.ca_file,
+            workers=args.jobs,
+            env=env,
+        ),
+        platforms=platforms,
+        cache_dir=default_cache_dir(env),
+        quiet=args.quiet,
+        verbose=args.verbose,
+        env=env,
+    )
+
+
+def _run(args: argparse.Namespace, options: Options) -> int:
+    if args.command == "resolve":
+        from pinguard.commands.resolve import resolve
+
+        return resolve(args.references, options, fmt=args.format)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None,
+         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    args = _parser().parse_args(argv)
+    handler = logging.StreamHandler(err)
+    handler.setFormatter(logging.Formatter("pinguard: %(message)s"))
+    logger = logging.getLogger("pinguard")
+    try:
+        options = _options(args, os.environ if env is None else env, out, err)
+        if options.verbose:
+            logger.addHandler(handler)
+            logger.setLevel(logging.DEBUG)
+        return _run(args, options)
+    except PinguardError as exc:
+        print(f"pinguard: error: {exc}", file=err)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        logger.removeHandler(handler)

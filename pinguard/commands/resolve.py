@@ -1,0 +1,57 @@
+"""`pinguard resolve REF...`: tags to verified digests, with the evidence the lock would keep."""
+from __future__ import annotations
+
+import json
+
+from pinguard.errors import PinguardError
+from pinguard.options import Options
+from pinguard.reference import Reference, parse
+from pinguard.registry.cache import ManifestCache
+from pinguard.registry.client import RegistryClient
+from pinguard.resolve import Resolved, Resolver, TagRules
+
+
+def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules: TagRules = TagRules()) -> int:
+    references: list[Reference] = []
+    failed = False
+    for text in texts:
+        try:
+            references.append(parse(text))
+        except PinguardError as exc:
+            print(f"pinguard: {exc}", file=options.stderr)
+            failed = True
+    with RegistryClient(options.registry, ManifestCache(options.cache_dir)) as client:
+        outcomes = Resolver(client, options.platforms, tag_rules).resolve_all(references)
+    resolved: list[Resolved] = []
+    for reference, outcome in outcomes.items():
+        if isinstance(outcome, PinguardError):
+            print(f"pinguard: {reference.familiar()}: {outcome}", file=options.stderr)
+            failed = True
+        else:
+            resolved.append(outcome)
+    if fmt == "json":
+        json.dump({"images": [r.to_json() for r in resolved]}, options.stdout, indent=2)
+        options.stdout.write("\n")
+    else:
+        for item in resolved:
+            options.stdout.write(_text(item, options))
+    return 2 if failed else 0
+
+
+def _text(item: Resolved, options: Options) -> str:
+    pinned = f"{item.name}:{item.tag}@{item.digest}" if item.tag else f"{item.name}@{item.digest}"
+    if options.quiet:
+        return pinned + "\n"
+    lines = [pinned, f"  media type  {item.media_type} ({item.size} bytes)"]
+    kind = item.tag_kind.value
+    if item.frozen_tag:
+        kind += f", same digest as frozen tag {item.frozen_tag}"
+    elif item.tag_kind.value == "moving":
+        kind += ", no frozen tag serves this digest"
+    lines.append(f"  tag         {kind}")
+    for platform, digest in sorted(item.platforms.items()):
+        lines.append(f"  platform    {platform} {digest}")
+    registry = item.name.split("/", 1)[0]
+    if registry in options.registry.mirrors:
+        lines.append(f"  served by   {options.registry.mirrors[registry]} (mirror for {registry})")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,26 @@
+"""The one family of expected errors.
+
+`cli.main` turns any `PinguardError` into its message on stderr and status 2;
+anything else is a bug and keeps its traceback.
+"""
+from __future__ import annotations
+
+
+class PinguardError(Exception):
+    """An error the user can act on; its text is the whole message."""
+
+
+class InvalidReference(PinguardError):
+    """An image reference that does not follow the docker/OCI grammar."""
+
+
+class RegistryError(PinguardError):
+    """A registry answered wrongly, not at all, or refused us."""
+
+
+class NotFound(RegistryError):
+    """The repository, tag or digest does not exist (or is hidden from us)."""
+
+
+class DigestMismatch(RegistryError):
+    """Bytes served did not hash to the digest they were served under."""

@@ -1,0 +1,23 @@
+"""Options every command shares, gathered once by the command line."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from pinguard.registry.manifest import Platform
+from pinguard.registry.settings import RegistrySettings
+
+
+@dataclass(frozen=True)
+class Options:
+    stdout: TextIO
+    stderr: TextIO
+    lockfile: Path = Path("pinguard.lock")
+    registry: RegistrySettings = field(default_factory=RegistrySettings)
+    platforms: tuple[Platform, ...] = (Platform("linux", "amd64"),)
+    cache_dir: Path | None = None
+    quiet: bool = False
+    verbose: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)

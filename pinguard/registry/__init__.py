@@ -1,0 +1,1 @@
+"""OCI distribution client. Importing this package is cheap; `client` pulls in requests."""

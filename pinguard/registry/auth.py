@@ -1,0 +1,164 @@
+"""Registry authentication driven by the `Www-Authenticate` challenge.
+
+Bearer tokens (Docker's token flow, as ECR Public and Docker Hub use it) are
+cached per realm, service and scope until shortly before they expire, and
+fetched once per key even when many threads want the same one.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import requests
+
+from pinguard.errors import RegistryError
+from pinguard.registry.challenge import Challenge
+from pinguard.registry.credentials import Credentials
+from pinguard.registry.settings import RegistrySettings
+
+log = logging.getLogger("pinguard.registry")
+
+_DEFAULT_TOKEN_LIFETIME = 60.0  # the token spec's default when expires_in is absent
+_EXPIRY_MARGIN = 10.0
+
+
+@dataclass(frozen=True)
+class _Token:
+    value: str
+    expires: float
+
+
+class TokenCache:
+    """Tokens by (realm, service, scope), shared by every registry of a client."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._tokens: dict[tuple[str, str, str], _Token] = {}
+        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def get(self, key: tuple[str, str, str], fetch: Callable[[], tuple[str, float]]) -> str:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            token = self._tokens.get(key)
+            if token is None or token.expires <= self._clock():
+                value, lifetime = fetch()
+                token = _Token(value, self._clock() + max(lifetime - _EXPIRY_MARGIN, 1.0))
+                self._tokens[key] = token
+            return token.value
+
+    def forget(self, key: tuple[str, str, str]) -> None:
+        with self._guard:
+            self._tokens.pop(key, None)
+
+
+def basic_header(credentials: Credentials) -> str:
+    raw = f"{credentials.username}:{credentials.secret}".encode()
+    return "Basic " + base64.b64encode(raw).decode()
+
+
+class Authenticator:
+    """The Authorization header for one registry, learnt from its challenge."""
+
+    def __init__(
+        self,
+        registry: str,
+        session: requests.Session,
+        settings: RegistrySettings,
+        tokens: TokenCache,
+        credentials: Callable[[], Credentials | None],
+    ) -> None:
+        self._registry = registry
+        self._session = session
+        self._settings = settings
+        self._tokens = tokens
+        self._lookup = credentials
+        self._looked_up = False
+        self._found: Credentials | None = None
+        self.challenge: Challenge | None = None
+
+    def _credentials(self) -> Credentials | None:
+        """Looked up once, when first needed: a credential helper is a process to run."""
+        if not self._looked_up:
+            self._found = self._lookup()
+            self._looked_up = True
+        return self._found
+
+    def learn(self, challenge: Challenge, scope: str) -> None:
+        """Remember a new challenge; a token refused for `scope` is dropped so a fresh one is fetched."""
+        if self.challenge is not None and self.challenge == challenge:
+            self._tokens.forget(self._key(scope))
+        self.challenge = challenge
+
+    def identity(self) -> str:
+        credentials = self._credentials()
+        return f"credentials from {credentials.source}" if credentials else "anonymous"
+
+    def header(self, scope: str) -> str | None:
+        challenge = self.challenge
+        if challenge is None:
+            return None
+        if challenge.scheme == "basic":
+            credentials = self._credentials()
+            if credentials is None:
+                raise RegistryError(f"{self._registry} asks for a user name and password, and none is configured "
+                                    "(docker login, or ~/.docker/config.json)")
+            return basic_header(credentials)
+        if challenge.scheme == "bearer":
+            return "Bearer " + self._tokens.get(self._key(scope), lambda: self._fetch_token(scope))
+        raise RegistryError(f"{self._registry} asks for unsupported authentication {challenge.scheme!r}")
+
+    def _key(self, scope: str) -> tuple[str, str, str]:
+        assert self.challenge is not None
+        return (self.challenge.realm, self.challenge.service, scope)
+
+    def _fetch_token(self, scope: str) -> tuple[str, float]:
+        assert self.challenge is not None
+        realm, service = self.challenge.realm, self.challenge.service
+        netloc = urlsplit(realm).netloc
+        if not realm.startswith("https://") and not (
+            realm.startswith("http://") and self._settings.allows_plain_http(netloc)
+        ):
+            raise RegistryError(f"{self._registry}: refusing token realm {realm!r} (only https, or http on loopback)")
+        credentials = self._credentials()
+        params = {"service": service, "scope": scope} if service else {"scope": scope}
+        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
+        verify = self._settings.verify_tls(netloc)
+        log.debug("token %s scope=%s (%s)", realm, scope, credentials.source if credentials else "anonymous")
+        try:
+            if credentials is not None and credentials.is_identity_token:
+                form = {**params, "grant_type": "refresh_token", "refresh_token": credentials.secret,
+                        "client_id": "pinguard"}
+                response = self._session.post(realm, data=form, timeout=timeout, verify=verify)
+            else:
+                headers = {"Authorization": basic_header(credentials)} if credentials else {}
+                response = self._session.get(realm, params=params, headers=headers, timeout=timeout,
+                                             verify=verify, allow_redirects=False)
+        except requests.RequestException as exc:
+            raise RegistryError(f"{self._registry}: token request to {realm} failed: {type(exc).__name__}") from None
+        if response.status_code in (401, 403):
+            if credentials is None:
+                raise RegistryError(f"{self._registry}: anonymous access to {scope} was refused; "
+                                    "configure credentials (docker login)")
+            raise RegistryError(f"{self._registry}: credentials from {credentials.source} were refused for {scope}")
+        if response.status_code != 200:
+            raise RegistryError(f"{self._registry}: token request to {realm} answered {response.status_code}")
+        return _parse_token(response, self._registry)
+
+
+def _parse_token(response: requests.Response, registry: str) -> tuple[str, float]:
+    try:
+        body = response.json()
+        token = body.get("token") or body.get("access_token")
+        lifetime = float(body.get("expires_in") or _DEFAULT_TOKEN_LIFETIME)
+    except (ValueError, AttributeError, TypeError):
+        raise RegistryError(f"{registry}: the token endpoint did not answer JSON with a token") from None
+    if not isinstance(token, str) or not token:
+        raise RegistryError(f"{registry}: the token endpoint answered without a token")
+    return token, lifetime

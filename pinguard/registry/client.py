@@ -1,0 +1,188 @@
+"""The OCI distribution API as pinguard uses it: manifests, blobs by digest, tags."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urljoin
+
+import requests
+
+from pinguard.errors import DigestMismatch, NotFound, RegistryError
+from pinguard.registry.auth import TokenCache
+from pinguard.registry.cache import ManifestCache
+from pinguard.registry.credentials import CredentialStore
+from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
+from pinguard.registry.settings import RegistrySettings
+from pinguard.registry.transport import Transport
+
+_LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+_MAX_TAG_PAGES = 1000
+
+
+@dataclass(frozen=True)
+class ManifestHead:
+    digest: str | None  # None when the registry sends no Docker-Content-Digest
+    media_type: str
+    size: int | None
+
+
+class RegistryClient:
+    """Talks to any number of registries, one keep-alive transport each."""
+
+    def __init__(self, settings: RegistrySettings, cache: ManifestCache | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.settings = settings
+        self._cache = cache or ManifestCache(None)
+        self._tokens = TokenCache()
+        self._credentials = CredentialStore(settings.env)
+        self._sleep = sleep
+        self._transports: dict[str, Transport] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for transport in self._transports.values():
+            transport.close()
+
+    def _transport(self, registry: str) -> Transport:
+        with self._lock:
+            if registry not in self._transports:
+                self._transports[registry] = Transport(
+                    registry, self.settings, self._tokens, self._credentials.lookup, self._cache, self._sleep
+                )
+            return self._transports[registry]
+
+    def head_manifest(self, registry: str, repository: str, reference: str) -> ManifestHead:
+        response = self._manifest_request("HEAD", registry, repository, reference)
+        size = response.headers.get("Content-Length")
+        return ManifestHead(
+            digest=response.headers.get("Docker-Content-Digest") or None,
+            media_type=response.headers.get("Content-Type", "").split(";")[0].strip(),
+            size=int(size) if size and size.isdigit() else None,
+        )
+
+    def get_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
+        """A manifest by tag or digest, hashed from its exact bytes; by digest it must match."""
+        by_digest = ":" in reference
+        if by_digest:
+            cached = self._cache.get(reference)
+            if cached is not None:
+                return ManifestBody(cached, reference, media_type_of(cached, None))
+        response = self._manifest_request("GET", registry, repository, reference)
+        body = self._verified(response, registry, repository, reference if by_digest else None)
+        self._cache.put(body.digest, body.data)
+        return body
+
+    def get_blob(self, registry: str, repository: str, digest: str) -> bytes:
+        """A blob (a config, say) by digest, verified and cached like a manifest."""
+        cached = self._cache.get(digest)
+        if cached is not None:
+            return cached
+        response = self._transport(registry).request(
+            "GET", f"/v2/{repository}/blobs/{digest}", scope=_pull(repository)
+        )
+        self._check(response, registry, repository, digest)
+        actual = digest_of(response.content, digest.partition(":")[0])
+        if actual != digest:
+            raise DigestMismatch(f"{registry}/{repository}: blob {digest} was served as bytes hashing to {actual}")
+        self._cache.put(digest, response.content)
+        return response.content
+
+    def list_tags(self, registry: str, repository: str) -> list[str]:
+        """Every tag, following `Link: <...>; rel="next"` pages."""
+        transport = self._transport(registry)
+        tags: list[str] = []
+        url: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_TAG_PAGES):
+            response = transport.request("GET", f"/v2/{repository}/tags/list", scope=_pull(repository), url=url)
+            self._check(response, registry, repository, None)
+            tags.extend(_tags_page(response, registry, repository))
+            link = _LINK_NEXT.search(response.headers.get("Link", ""))
+            if link is None:
+                return tags
+            url = urljoin(response.url, link.group(1))
+            if url in seen:
+                raise RegistryError(f"{registry}/{repository}: tag pages loop back to {url}")
+            seen.add(url)
+        raise RegistryError(f"{registry}/{repository}: more than {_MAX_TAG_PAGES} pages of tags")
+
+    def _manifest_request(self, method: str, registry: str, repository: str, reference: str) -> requests.Response:
+        response = self._transport(registry).request(
+            method, f"/v2/{repository}/manifests/{reference}", scope=_pull(repository), headers={"Accept": ACCEPT}
+        )
+        if response.status_code == 404 and method == "HEAD":
+            # HEAD carries no error body: ask again with GET to say what is missing.
+            return self._manifest_request("GET", registry, repository, reference)
+        try:
+            self._check(response, registry, repository, reference)
+        except NotFound:
+            self._raise_if_no_repository(registry, repository)
+            raise
+        return response
+
+    def _raise_if_no_repository(self, registry: str, repository: str) -> None:
+        """Some registries (distribution among them) say MANIFEST_UNKNOWN for a missing repository too."""
+        response = self._transport(registry).request("GET", f"/v2/{repository}/tags/list?n=1",
+                                                     scope=_pull(repository))
+        if response.status_code == 404:
+            raise NotFound(f"{registry}/{repository}: repository not found")
+
+    def _check(self, response: requests.Response, registry: str, repository: str, reference: str | None) -> None:
+        """Turn a failed answer into the error that says what is missing or refused."""
+        status = response.status_code
+        if status == 200:
+            return
+        codes = _error_codes(response)
+        where = f"{registry}/{repository}"
+        if "NAME_UNKNOWN" in codes:
+            raise NotFound(f"{where}: repository not found")
+        if status == 404 or "MANIFEST_UNKNOWN" in codes:
+            raise NotFound(f"{where}: {reference} not found" if reference else f"{where}: not found")
+        if status in (401, 403):
+            who = self._transport(registry).identity()
+            hint = "log in (docker login) or configure credentials" if who == "anonymous" else "check them"
+            raise RegistryError(f"{where}: access denied ({status}) to {who}; {hint}")
+        raise RegistryError(f"{where}: {response.request.method} {response.url} answered {status} {response.reason}")
+
+    def _verified(self, response: requests.Response, registry: str, repository: str,
+                  expected: str | None) -> ManifestBody:
+        data = response.content
+        header = response.headers.get("Docker-Content-Digest")
+        algorithm = (expected or header or "sha256:").partition(":")[0]
+        actual = digest_of(data, algorithm)
+        where = f"{registry}/{repository}"
+        if expected is not None and actual != expected:
+            raise DigestMismatch(f"{where}: manifest {expected} was served as bytes hashing to {actual}")
+        if header and header != actual:
+            raise DigestMismatch(f"{where}: the registry claims digest {header} but the bytes hash to {actual}")
+        return ManifestBody(data, actual, media_type_of(data, response.headers.get("Content-Type")))
+
+
+def _pull(repository: str) -> str:
+    return f"repository:{repository}:pull"
+
+
+def _tags_page(response: requests.Response, registry: str, repository: str) -> list[str]:
+    # ECR Public serves this JSON as text/plain, so the body is parsed whatever its type.
+    try:
+        tags = json.loads(response.content).get("tags") or []
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        raise RegistryError(f"{registry}/{repository}: tags list is not JSON") from None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise RegistryError(f"{registry}/{repository}: tags list has a malformed 'tags' field")
+    return tags
+
+
+def _error_codes(response: requests.Response) -> set[str]:
+    try:
+        errors = json.loads(response.content).get("errors") or []
+        return {str(e.get("code")) for e in errors if isinstance(e, dict)}
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return set()

@@ -1,0 +1,81 @@
+"""How pinguard reaches registries: mirrors, TLS, timeouts and retries."""
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from pinguard.errors import PinguardError
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5  # tries in all, the first included
+    base_delay: float = 0.5  # seconds before the first retry, doubled each time, with full jitter
+    max_delay: float = 10.0
+    budget: float = 60.0  # no request keeps retrying past this many seconds
+
+
+@dataclass(frozen=True)
+class RegistrySettings:
+    mirrors: Mapping[str, str] = field(default_factory=dict)  # canonical registry -> base URL
+    insecure: frozenset[str] = frozenset()  # hosts reached over plain HTTP or unverified TLS
+    ca_file: str | None = None
+    connect_timeout: float = 5.0
+    read_timeout: float = 30.0
+    retry: RetryPolicy = RetryPolicy()
+    workers: int = 8
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def base_url(self, registry: str) -> str:
+        """Where requests for `registry` go; plain HTTP only to loopback or insecure hosts."""
+        url = self.mirrors.get(registry)
+        if url is None:
+            return f"https://{'registry-1.docker.io' if registry == 'docker.io' else registry}"
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise PinguardError(f"mirror for {registry}: {url!r} is not an http(s) URL")
+        if parts.scheme == "http" and not self.allows_plain_http(parts.netloc):
+            raise PinguardError(
+                f"mirror for {registry}: refusing plain HTTP to {parts.netloc}, which is not a loopback "
+                f"address; use https or pass --insecure-registry {parts.netloc}"
+            )
+        return url.rstrip("/")
+
+    def allows_plain_http(self, netloc: str) -> bool:
+        host = hostname(netloc)
+        return is_loopback(host) or netloc in self.insecure or host in self.insecure
+
+    def verify_tls(self, netloc: str) -> bool | str:
+        if netloc in self.insecure or hostname(netloc) in self.insecure:
+            return False
+        return self.ca_file or True
+
+
+def hostname(netloc: str) -> str:
+    """The host part of HOST[:PORT], with IPv6 brackets removed."""
+    if netloc.startswith("["):
+        return netloc[1:].partition("]")[0]
+    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_mirrors(values: list[str], env_value: str | None) -> dict[str, str]:
+    """`REGISTRY=URL` pairs from --mirror flags and PINGUARD_MIRRORS (flags win)."""
+    pairs = [item for item in (env_value or "").split(",") if item.strip()] + values
+    mirrors: dict[str, str] = {}
+    for pair in pairs:
+        registry, sep, url = pair.strip().partition("=")
+        if not sep or not registry or not url:
+            raise PinguardError(f"invalid mirror {pair!r}: expected REGISTRY=URL")
+        mirrors[registry] = url
+    return mirrors

@@ -1,0 +1,210 @@
+"""One registry's HTTP: a keep-alive session, auth, retries, redirects, TLS policy."""
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from urllib.parse import urljoin, urlsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from pinguard import __version__
+from pinguard.errors import RegistryError
+from pinguard.registry.auth import Authenticator, TokenCache
+from pinguard.registry.cache import ManifestCache
+from pinguard.registry.challenge import Challenge, parse_challenges
+from pinguard.registry.credentials import Credentials
+from pinguard.registry.settings import RegistrySettings
+
+log = logging.getLogger("pinguard.registry")
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_MAX_REDIRECTS = 5
+_MAX_BODY = 16 * 1024 * 1024  # manifests are kilobytes; refuse to buffer anything absurd
+_USER_AGENT = f"pinguard/{__version__}"
+
+
+class Transport:
+    """Requests to one registry (or the mirror standing in for it)."""
+
+    def __init__(
+        self,
+        registry: str,
+        settings: RegistrySettings,
+        tokens: TokenCache,
+        credentials: Callable[[str], Credentials | None],
+        cache: ManifestCache,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.registry = registry
+        self._settings = settings
+        self._sleep = sleep
+        self._base = settings.base_url(registry)
+        # Like docker, a loopback or insecure registry named directly may speak plain HTTP.
+        self._may_downgrade = registry not in settings.mirrors and settings.allows_plain_http(registry)
+        self._netloc = urlsplit(self._base).netloc
+        self._session = requests.Session()
+        self._session.trust_env = False  # proxies and netrc would leak or reroute registry traffic
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=max(settings.workers, 1), max_retries=0)
+        self._session.mount("http://", adapter)
+        self._session.mount("https://", adapter)
+        self._auth = Authenticator(registry, self._session, settings, tokens, lambda: credentials(self._netloc))
+        self._cache = cache
+        self._auth.challenge = cache.challenge(self._base)
+        # Until the challenge is known, one request learns it while the others wait,
+        # instead of each collecting a 401 of its own.
+        self._first = threading.Lock()
+        self._warm = self._auth.challenge is not None
+
+    def identity(self) -> str:
+        """Who requests go out as, for messages: "anonymous" or where the credentials came from."""
+        return self._auth.identity()
+
+    def close(self) -> None:
+        self._session.close()
+
+    def request(self, method: str, path: str, *, scope: str, headers: Mapping[str, str] | None = None,
+                url: str | None = None) -> requests.Response:
+        """Send one request, authenticating and retrying as needed; the body is read in full."""
+        target = url or self._base + path
+        if self._warm:
+            return self._request(method, target, scope, headers or {})
+        with self._first:
+            response = self._request(method, target, scope, headers or {})
+            self._warm = True
+            return response
+
+    def _request(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
+        policy = self._settings.retry
+        started = time.monotonic()
+        reauthenticated = False
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._send(method, url, scope, headers)
+                reason = f"{response.status_code} {response.reason}"
+            except requests.exceptions.SSLError as exc:
+                if self._may_downgrade and "CERTIFICATE_VERIFY_FAILED" not in str(exc):
+                    url = self._downgrade(url)
+                    attempt -= 1
+                    continue
+                raise RegistryError(f"{method} {url}: {_describe(exc, self._settings)}") from None
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
+                response, reason = None, _describe(exc, self._settings)
+            if response is not None and response.status_code == 401 and not reauthenticated:
+                challenge = _bearer_or_basic(response.headers.get("Www-Authenticate", ""))
+                if challenge is not None:
+                    self._auth.learn(challenge, scope)
+                    self._cache.remember_challenge(self._base, challenge)
+                    reauthenticated = True
+                    attempt -= 1  # answering a challenge is not a retry
+                    continue
+            if response is not None and response.status_code not in _RETRY_STATUSES:
+                return response
+            delay = _backoff(attempt, policy.base_delay, policy.max_delay, response)
+            spent = time.monotonic() - started
+            if attempt >= policy.attempts or spent + delay > policy.budget:
+                raise RegistryError(f"{method} {url}: {reason} (gave up after {attempt} attempts, {spent:.1f} s)")
+            log.debug("%s %s: %s; retrying in %.2f s", method, url, reason, delay)
+            self._sleep(delay)
+
+    def _downgrade(self, url: str) -> str:
+        log.debug("%s does not speak TLS; using plain HTTP", self.registry)
+        self._may_downgrade = False
+        self._base = "http://" + self._base.removeprefix("https://")
+        return "http://" + url.removeprefix("https://")
+
+    def _send(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
+        """One exchange, following redirects by hand so credentials never leave the registry's host."""
+        auth = self._auth.header(scope)
+        home = urlsplit(url).netloc
+        for _ in range(_MAX_REDIRECTS + 1):
+            netloc = urlsplit(url).netloc
+            sent = {"User-Agent": _USER_AGENT, **headers}
+            if auth and netloc == home:
+                sent["Authorization"] = auth
+            url = self._check_scheme(url)
+            begin = time.monotonic()
+            response = self._session.request(
+                method, url, headers=sent, allow_redirects=False, stream=True,
+                timeout=(self._settings.connect_timeout, self._settings.read_timeout),
+                verify=self._settings.verify_tls(netloc),
+            )
+            _read_body(response)
+            log.debug("%s %s -> %d (%.0f ms)", method, url, response.status_code, (time.monotonic() - begin) * 1000)
+            if response.status_code not in (301, 302, 303, 307, 308) or "Location" not in response.headers:
+                return response
+            url = urljoin(url, response.headers["Location"])
+            if response.status_code == 303:
+                method = "GET"
+        raise RegistryError(f"{url}: more than {_MAX_REDIRECTS} redirects")
+
+    def _check_scheme(self, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme == "http" and not self._settings.allows_plain_http(parts.netloc):
+            raise RegistryError(f"refusing plain HTTP to {parts.netloc} ({url}): only loopback addresses and "
+                                "--insecure-registry hosts may be reached without TLS")
+        if parts.scheme not in ("http", "https"):
+            raise RegistryError(f"refusing to follow {url}: not an http(s) URL")
+        return url
+
+
+def _read_body(response: requests.Response) -> None:
+    """Buffer the body (for GET) with a size cap, so a hostile registry cannot exhaust memory."""
+    chunks: list[bytes] = []
+    total = 0
+    for chunk in response.iter_content(65536):
+        total += len(chunk)
+        if total > _MAX_BODY:
+            response.close()
+            raise RegistryError(f"{response.url}: response larger than {_MAX_BODY} bytes")
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # noqa: SLF001 - requests' own slot for a read body
+
+
+def _bearer_or_basic(header: str) -> Challenge | None:
+    for challenge in parse_challenges(header):
+        if challenge.scheme in ("bearer", "basic"):
+            return challenge
+    return None
+
+
+def _backoff(attempt: int, base: float, cap: float, response: requests.Response | None) -> float:
+    """Retry-After when the registry gives one, else exponential backoff with full jitter."""
+    if response is not None:
+        after = _retry_after(response.headers.get("Retry-After"))
+        if after is not None:
+            return after
+    return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _describe(exc: Exception, settings: RegistrySettings) -> str:
+    if isinstance(exc, requests.exceptions.SSLError):
+        if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return f"TLS certificate not trusted (checked against {settings.ca_file or 'the system CA bundle'})"
+        return "TLS handshake failed"
+    if isinstance(exc, requests.ConnectTimeout):
+        return f"connect timed out after {settings.connect_timeout:g} s"
+    if isinstance(exc, requests.ReadTimeout):
+        return f"no answer within {settings.read_timeout:g} s"
+    if isinstance(exc, requests.ConnectionError):
+        return "connection failed or dropped"
+    return type(exc).__name__
+

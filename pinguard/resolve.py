@@ -1,0 +1,205 @@
+"""Tags to digests, with the evidence a lockfile records.
+
+A *moving* tag (`train-ml-cuda-v1.1`, `v2`, `latest`) is re-pointed by every
+rebuild; a *frozen* one (`train-ml-cuda-v1.1.0`) is not. For a moving tag,
+the resolver names the frozen tag that serves the same digest, so a reader of
+the lock can tell which release the digest was.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+
+from packaging.version import InvalidVersion, Version
+
+from pinguard.errors import PinguardError, RegistryError
+from pinguard.reference import Reference
+from pinguard.registry.client import RegistryClient
+from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
+
+# The version at the end of a tag: `...-v1.1`, `v2`, `1.25.3`.
+_TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"
+
+
+class TagKind(str, Enum):
+    MOVING = "moving"
+    FROZEN = "frozen"
+    OTHER = "other"
+
+
+@dataclass(frozen=True)
+class TagRule:
+    """How the tags of repositories matching `repository` (a glob on the normalised name) move."""
+
+    repository: str
+    moving: re.Pattern[str]
+    frozen: re.Pattern[str]
+
+    @classmethod
+    def create(cls, repository: str, moving: str, frozen: str) -> TagRule:
+        try:
+            return cls(repository, re.compile(moving), re.compile(frozen))
+        except re.error as exc:
+            raise PinguardError(f"tag rule for {repository!r}: invalid pattern: {exc}") from None
+
+
+DEFAULT_RULE = TagRule.create(
+    "*",
+    moving=rf"^(?:latest|(?:.*[-_])?v\d+(?:\.\d+)?)$",
+    frozen=rf"^(?:.*[-_])?v\d+\.\d+\.\d+$",
+)
+
+
+@dataclass(frozen=True)
+class TagRules:
+    rules: Sequence[TagRule] = ()  # first match wins; DEFAULT_RULE after them
+
+    def rule_for(self, name: str) -> TagRule:
+        return next((r for r in self.rules if fnmatch.fnmatchcase(name, r.repository)), DEFAULT_RULE)
+
+    def kind(self, name: str, tag: str) -> TagKind:
+        rule = self.rule_for(name)
+        if rule.frozen.search(tag):
+            return TagKind.FROZEN
+        if rule.moving.search(tag):
+            return TagKind.MOVING
+        return TagKind.OTHER
+
+    def frozen_candidates(self, name: str, moving: str, tags: Iterable[str]) -> list[str]:
+        """Frozen tags that could stand behind `moving`, newest version first.
+
+        `train-ml-cuda-v1.1` may be served by `train-ml-cuda-v1.1.<n>`; a moving tag without
+        a version (`latest`) by any frozen tag.
+        """
+        has_version = re.search(_TRAILING_VERSION + "$", moving) is not None and moving != "latest"
+        candidates = [
+            t for t in tags
+            if self.kind(name, t) is TagKind.FROZEN and (not has_version or t.startswith(moving + "."))
+        ]
+        return sorted(candidates, key=_version_key, reverse=True)
+
+
+def _version_key(tag: str) -> tuple[int, Version | str]:
+    match = re.search(_TRAILING_VERSION + "$", tag)
+    try:
+        return (1, Version(match.group("version"))) if match else (0, tag)
+    except InvalidVersion:
+        return (0, tag)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One reference resolved, with the evidence behind its digest."""
+
+    name: str
+    tag: str | None
+    digest: str
+    media_type: str
+    size: int
+    tag_kind: TagKind
+    frozen_tag: str | None
+    resolved_at: str
+    platforms: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name, "tag": self.tag, "digest": self.digest, "media_type": self.media_type,
+            "size": self.size, "tag_kind": self.tag_kind.value, "frozen_tag": self.frozen_tag,
+            "resolved_at": self.resolved_at, "platforms": self.platforms,
+        }
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Resolver:
+    def __init__(
+        self,
+        client: RegistryClient,
+        platforms: Sequence[Platform] = (Platform("linux", "amd64"),),
+        tag_rules: TagRules = TagRules(),
+        clock: Callable[[], str] = utc_now,
+    ) -> None:
+        self._client = client
+        self._platforms = tuple(platforms)
+        self._rules = tag_rules
+        self._clock = clock
+
+    def resolve_all(self, references: Sequence[Reference]) -> dict[Reference, Resolved | PinguardError]:
+        """Each distinct reference resolved once, concurrently; failures are returned, not raised."""
+        unique = list(dict.fromkeys(references))
+        with ThreadPoolExecutor(max_workers=max(1, self._client.settings.workers)) as pool:
+            outcomes = list(pool.map(self._resolve_or_error, unique))
+        return dict(zip(unique, outcomes, strict=True))
+
+    def _resolve_or_error(self, reference: Reference) -> Resolved | PinguardError:
+        try:
+            return self.resolve(reference)
+        except PinguardError as exc:
+            return exc
+
+    def resolve(self, reference: Reference) -> Resolved:
+        """A digest reference is fetched and verified; a tag costs a HEAD, then the body by digest."""
+        registry, repository = reference.registry, reference.repository
+        tag = reference.tag if reference.digest else (reference.tag or "latest")
+        if reference.digest is not None:
+            body = self._client.get_manifest(registry, repository, reference.digest)
+        else:
+            assert tag is not None
+            head = self._client.head_manifest(registry, repository, tag)
+            body = self._client.get_manifest(registry, repository, head.digest or tag)
+        kind = self._rules.kind(reference.name, tag) if tag else TagKind.OTHER
+        return Resolved(
+            name=reference.name,
+            tag=tag,
+            digest=body.digest,
+            media_type=body.media_type,
+            size=len(body.data),
+            tag_kind=kind,
+            frozen_tag=self._frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
+            resolved_at=self._clock(),
+            platforms=self._platforms_of(reference, body),
+        )
+
+    def _platforms_of(self, reference: Reference, body: ManifestBody) -> dict[str, str]:
+        if body.is_index:
+            select_platforms(body, self._platforms)  # a wanted platform missing is an error
+            return platforms_of(body)
+        config = self._config(reference, body)
+        os_name, arch = config.get("os"), config.get("architecture")
+        if not isinstance(os_name, str) or not isinstance(arch, str):
+            return {}
+        variant = config.get("variant")
+        platform = Platform(os_name, arch, variant if isinstance(variant, str) and variant else None)
+        if not any(wanted.matches(platform) for wanted in self._platforms):
+            wanted_text = ", ".join(map(str, self._platforms))
+            raise RegistryError(f"{reference}: the image is {platform}, not {wanted_text}")
+        return {str(platform): body.digest}
+
+    def _config(self, reference: Reference, body: ManifestBody) -> dict[str, object]:
+        descriptor = body.json().get("config")
+        if not isinstance(descriptor, dict) or not isinstance(descriptor.get("digest"), str):
+            return {}
+        blob = self._client.get_blob(reference.registry, reference.repository, descriptor["digest"])
+        try:
+            config = json.loads(blob)
+        except (ValueError, UnicodeDecodeError):
+            raise RegistryError(f"{reference}: image config {descriptor['digest']} is not JSON") from None
+        return config if isinstance(config, dict) else {}
+
+    def _frozen_alias(self, reference: Reference, tag: str, digest: str) -> str | None:
+        tags = self._client.list_tags(reference.registry, reference.repository)
+        for candidate in self._rules.frozen_candidates(reference.name, tag, tags):
+            head = self._client.head_manifest(reference.registry, reference.repository, candidate)
+            candidate_digest = head.digest or self._client.get_manifest(
+                reference.registry, reference.repository, candidate).digest
+            if candidate_digest == digest:
+                return candidate
+        return None

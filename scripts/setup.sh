@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what pinguard's demo and tests need on a Debian machine: the registry
+# and skopeo from apt, a virtual environment in .venv with pinguard and its dev extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v docker-registry >/dev/null || need_apt+=(docker-registry)
+command -v skopeo >/dev/null || need_apt+=(skopeo)
+if ((${#need_apt[@]})); then
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+# Debian starts the packaged registry as a service on :5000 where it can; pinguard's
+# tests start their own on free ports and need nothing from it.
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[dev]'

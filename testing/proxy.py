@@ -1,0 +1,193 @@
+"""A reverse proxy that adds latency and counts requests: a registry one region away.
+
+`LatencyProxy` listens on 127.0.0.1 over plain HTTP and forwards every request
+to one upstream (http, or https verified against `ca_file`), and requests under
+`/__token/` to an optional second upstream, the token server, so that token
+fetches are delayed and counted too. It sleeps `delay` before forwarding and
+again before answering, so each exchange costs one round trip of `2 * delay`
+on top of the upstream's own time, whatever the connection reuse. Answers are
+streamed back as they are (status, headers, undecoded body) and redirects are
+not followed; the only change is that URLs naming an upstream in `Location`,
+`Link` and `Www-Authenticate` are rewritten to name the proxy, so the client's
+next request (a redirect, the next page, the token) comes back through it.
+Requests are counted by (method, kind), the kind read from the path.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+TOKEN_PREFIX = "/__token"
+# Per-connection headers (RFC 9110 section 7.6.1) are the proxy's own business, never forwarded.
+_HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+_KINDS = (
+    (re.compile(r"/v2/?"), "ping"),
+    (re.compile(r"/v2/.+/manifests/[^/]+"), "manifest"),
+    (re.compile(r"/v2/.+/blobs/[^/]+"), "blob"),
+    (re.compile(r"/v2/.+/tags/list"), "tags"),
+    (re.compile(re.escape(TOKEN_PREFIX) + r"/.*|/token"), "token"),
+)
+
+
+def kind_of(path: str) -> str:
+    """ "manifest", "blob", "tags", "token", "ping" or "other", from a request path."""
+    bare = path.split("?", 1)[0]
+    return next((kind for pattern, kind in _KINDS if pattern.fullmatch(bare)), "other")
+
+
+class LatencyProxy:
+    def __init__(
+        self,
+        upstream_url: str,
+        delay: float = 0.02,
+        ca_file: str | None = None,
+        token_url: str | None = None,
+    ) -> None:
+        self.upstream = upstream_url.rstrip("/")
+        self.token_upstream = token_url.rstrip("/") if token_url else None
+        self.delay = delay
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._session = requests.Session()
+        self._session.trust_env = False  # the upstream is local; no environment proxy may intervene
+        self._session.headers.clear()  # forward the client's headers, not requests' defaults
+        self._session.verify = ca_file or True
+        # One pooled connection per concurrent client, like a real client's keep-alive pool.
+        self._session.mount("http://", HTTPAdapter(pool_maxsize=64))
+        self._session.mount("https://", HTTPAdapter(pool_maxsize=64))
+        self._httpd = _Server(self)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts.clear()
+
+    def __enter__(self) -> LatencyProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._httpd.shutdown()
+        self._thread.join()
+        self._httpd.server_close()
+        self._session.close()
+
+    def target(self, path: str) -> str:
+        """The upstream URL a proxied path stands for."""
+        if self.token_upstream and path.startswith(TOKEN_PREFIX + "/"):
+            return self.token_upstream + path.removeprefix(TOKEN_PREFIX)
+        return self.upstream + path
+
+    def rewrite(self, value: str) -> str:
+        """A header value with upstream URLs made to point at the proxy."""
+        if self.token_upstream:
+            value = _replace_url(value, self.token_upstream, self.url + TOKEN_PREFIX)
+        return _replace_url(value, self.upstream, self.url)
+
+    def count(self, method: str, path: str) -> None:
+        with self._lock:
+            self.counts[(method, kind_of(path))] += 1
+
+    def forward(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> requests.Response:
+        time.sleep(self.delay)
+        response = self._session.request(
+            method,
+            self.target(path),
+            headers=headers,
+            data=body or None,
+            allow_redirects=False,
+            stream=True,
+            timeout=60,
+        )
+        time.sleep(self.delay)
+        return response
+
+
+def _replace_url(text: str, old: str, new: str) -> str:
+    # Whole URLs only: upstream http://h:500 must leave http://h:5001 alone.
+    return re.sub(re.escape(old) + r"(?![\w.:-])", lambda _: new, text)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, proxy: LatencyProxy) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.proxy = proxy
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client hanging up mid-answer is its own business."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet; tests read `LatencyProxy.counts`."""
+
+    def _handle(self) -> None:
+        proxy = self.server.proxy
+        proxy.count(self.command, self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length)
+        sent = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP | {"host"}}
+        try:
+            upstream = proxy.forward(self.command, self.path, sent, body)
+        except requests.RequestException as exc:
+            message = f"proxy: upstream failed: {type(exc).__name__}\n".encode()
+            self._answer(502, {"Content-Type": "text/plain"}, [message], len(message))
+            return
+        with upstream:
+            headers = {
+                k: proxy.rewrite(v) if k.lower() in ("location", "link", "www-authenticate") else v
+                for k, v in upstream.headers.items()
+                if k.lower() not in _HOP_BY_HOP
+            }
+            size = upstream.headers.get("Content-Length")
+            chunks = upstream.raw.stream(65536, decode_content=False)
+            self._answer(upstream.status_code, headers, chunks, int(size) if size else None)
+
+    def _answer(self, status: int, headers: dict[str, str], chunks: Any, size: int | None) -> None:
+        """Send the answer; a body of unknown size goes chunked."""
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() != "content-length":
+                self.send_header(name, value)
+        chunked = size is None and self.command != "HEAD" and status not in (204, 304)
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        elif size is not None:
+            self.send_header("Content-Length", str(size))
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        for chunk in chunks:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk) if chunked else chunk)
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _handle

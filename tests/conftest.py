@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from testing.registry import REGISTRY_BINARY, RunningRegistry, start_registry
+from testing.seed import Seeded, seed_dlc
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the real home folder, docker config or cache."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("DOCKER_CONFIG", str(home / ".docker"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for name in ("PINGUARD_CACHE_DIR", "PINGUARD_MIRRORS", "AWS_ACCESS_KEY_ID", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _require_registry_tools() -> None:
+    missing = [tool for tool in (REGISTRY_BINARY, "skopeo") if shutil.which(tool) is None]
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install {', '.join(missing)} (scripts/setup.sh does)")
+        pytest.skip(f"needs {', '.join(missing)}: run scripts/setup.sh")
+
+
+@dataclass(frozen=True)
+class SeededRegistry:
+    registry: RunningRegistry
+    seeded: Seeded
+    workdir: Path
+
+    def skopeo_raw(self, repository: str, tag: str) -> bytes:
+        """What an independent client is served for repository:tag."""
+        certs = self.workdir / "skopeo-certs"
+        certs.mkdir(exist_ok=True)
+        args = ["--tls-verify=false"]
+        if self.registry.ca_file:
+            shutil.copy(self.registry.ca_file, certs / "ca.crt")
+            args = [f"--cert-dir={certs}"]
+        return subprocess.run(
+            ["skopeo", "inspect", "--raw", "--no-creds", *args, f"docker://{self.registry.host}/{repository}:{tag}"],
+            check=True, capture_output=True, timeout=60,
+        ).stdout
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def token_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededRegistry]:
+    """docker-registry with TLS and bearer-token auth, seeded with DLC-style tags; one per module."""
+    _require_registry_tools()
+    workdir = tmp_path_factory.mktemp("token-registry")
+    with start_registry(workdir, tls=True, token_auth=True) as registry:
+        yield SeededRegistry(registry, seed_dlc(registry.pusher()), workdir)
+
+
+@pytest.fixture(scope="module")
+def plain_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededRegistry]:
+    """docker-registry over plain HTTP on loopback, seeded; one per module."""
+    _require_registry_tools()
+    workdir = tmp_path_factory.mktemp("plain-registry")
+    with start_registry(workdir) as registry:
+        yield SeededRegistry(registry, seed_dlc(registry.pusher()), workdir)

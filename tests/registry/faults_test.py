@@ -1,0 +1,362 @@
+"""The registry client against a fake registry misbehaving on purpose.
+
+Every case ends in the right digest or in a `PinguardError` whose message
+says what happened and where; no other exception may escape.
+"""
+
+from __future__ import annotations
+
+import io
+import ipaddress
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pinguard.cli import main
+from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
+from pinguard.reference import parse
+from pinguard.registry.cache import ManifestCache
+from pinguard.registry.client import RegistryClient
+from pinguard.registry.settings import RegistrySettings, RetryPolicy
+from pinguard.resolve import Resolved, Resolver
+from testing.fake_registry import (
+    Action,
+    Delay,
+    Drop,
+    FakeRegistry,
+    Redirect,
+    Request,
+    Response,
+    Route,
+    digest,
+    error_response,
+    manifest_response,
+    serve_manifests,
+)
+from testing.images import multi_platform
+
+REGISTRY = "public.ecr.aws"
+REPO = "deep-learning-containers/ray"
+INDEX = multi_platform("faults")
+MANIFESTS = {"v1": (INDEX.media_type, INDEX.data)}
+MANIFEST_PATH = rf"/v2/{REPO}/manifests/[^/]+"
+ATTEMPTS = 4
+
+
+def settings_for(url: str, home: Path, read_timeout: float = 0.5) -> RegistrySettings:
+    return RegistrySettings(
+        mirrors={REGISTRY: url},
+        retry=RetryPolicy(attempts=ATTEMPTS, base_delay=0.01, max_delay=0.05, budget=5),
+        read_timeout=read_timeout,
+        connect_timeout=0.5,
+        env={"HOME": str(home)},  # no docker config of the machine running the tests
+    )
+
+
+def healthy(*faults: Route) -> list[Route]:
+    """`faults` first, then a registry serving MANIFESTS correctly."""
+    return [*faults, *serve_manifests(REPO, MANIFESTS)]
+
+
+@pytest.fixture(autouse=True)
+def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Attempts to resolve or reach anything off loopback: refused, recorded, and none allowed."""
+    attempts: list[str] = []
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def on_loopback(host: object) -> bool:
+        try:
+            return host == "localhost" or ipaddress.ip_address(str(host)).is_loopback
+        except ValueError:
+            return False
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not on_loopback(host):
+            attempts.append(f"resolve {host}")
+            raise socket.gaierror(socket.EAI_NONAME, "off-loopback lookups are refused in tests")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if isinstance(address, tuple) and not on_loopback(address[0]):
+            attempts.append(f"connect {address[0]}")
+            raise ConnectionRefusedError("off-loopback connections are refused in tests")
+        real_connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    yield attempts
+    assert attempts == [], "traffic tried to leave loopback"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeRegistry]:
+    with FakeRegistry() as started:
+        yield started
+
+
+@pytest.fixture
+def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
+    settings = settings_for(fake.url, tmp_path)
+    with RegistryClient(settings, ManifestCache(tmp_path / "cache")) as opened:
+        yield opened
+
+
+def test_retry_after_is_honoured(fake: FakeRegistry, client: RegistryClient) -> None:
+    fake.add(*healthy(Route("HEAD", MANIFEST_PATH, [Response(429, {"Retry-After": "1"})])))
+    started = time.monotonic()
+    head = client.head_manifest(REGISTRY, REPO, "v1")
+    # The policy's own backoff is at most 0.05 s, so a wait this long is the server's Retry-After.
+    assert time.monotonic() - started >= 0.9
+    assert head.digest == INDEX.digest
+    assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("faults", "requests_made"),
+    [
+        pytest.param([Response(429), Response(429)], 3, id="429-twice-without-retry-after"),
+        pytest.param([Response(500), Response(503)], 3, id="500-then-503"),
+        pytest.param([Drop()], 2, id="dropped-connection"),
+        pytest.param([Response(502), Drop(), Response(504)], 4, id="mixed-up-to-the-last-attempt"),
+    ],
+)
+def test_transient_failures_are_retried(
+    fake: FakeRegistry, client: RegistryClient, faults: list[Action], requests_made: int
+) -> None:
+    fake.add(*healthy(Route("GET", MANIFEST_PATH, faults)))
+    body = client.get_manifest(REGISTRY, REPO, "v1")
+    assert body.digest == INDEX.digest
+    assert body.data == INDEX.data
+    assert len(fake.requests) == requests_made
+
+
+def test_429_forever_gives_up_after_the_attempts(
+    fake: FakeRegistry, client: RegistryClient
+) -> None:
+    fake.add(*healthy(Route("*", MANIFEST_PATH, Response(429))))
+    with pytest.raises(RegistryError) as caught:
+        client.head_manifest(REGISTRY, REPO, "v1")
+    message = str(caught.value)
+    assert f"{fake.url}/v2/{REPO}/manifests/v1" in message
+    assert "429" in message
+    assert f"gave up after {ATTEMPTS} attempts" in message
+    assert len(fake.requests) == ATTEMPTS
+
+
+def test_a_registry_slower_than_the_read_timeout(fake: FakeRegistry, tmp_path: Path) -> None:
+    fake.add(*healthy(Route("*", MANIFEST_PATH, Delay(5, manifest_response(*MANIFESTS["v1"])))))
+    settings = settings_for(fake.url, tmp_path, read_timeout=0.2)
+    with RegistryClient(settings) as client, pytest.raises(RegistryError) as caught:
+        client.head_manifest(REGISTRY, REPO, "v1")
+    message = str(caught.value)
+    assert "no answer within 0.2 s" in message
+    assert f"gave up after {ATTEMPTS} attempts" in message
+    assert f"/v2/{REPO}/manifests/v1" in message
+    assert len(fake.requests) == ATTEMPTS
+
+
+def test_manifest_by_digest_that_hashes_otherwise(
+    fake: FakeRegistry, client: RegistryClient, tmp_path: Path
+) -> None:
+    tampered = Response(
+        200,
+        {"Docker-Content-Digest": INDEX.digest, "Content-Type": INDEX.media_type},
+        INDEX.data.replace(b"amd64", b"arm64"),
+    )
+    fake.add(*healthy(Route("GET", rf"/v2/{REPO}/manifests/{INDEX.digest}", tampered)))
+    with pytest.raises(DigestMismatch) as caught:
+        client.get_manifest(REGISTRY, REPO, INDEX.digest)
+    assert INDEX.digest in str(caught.value)
+    assert digest(tampered.body) in str(caught.value)
+    assert ManifestCache(tmp_path / "cache").get(digest(tampered.body)) is None  # nothing kept
+
+
+def test_digest_header_that_disagrees_with_the_body(
+    fake: FakeRegistry, client: RegistryClient
+) -> None:
+    claimed = "sha256:" + "0" * 64
+    lying = Response(
+        200, {"Docker-Content-Digest": claimed, "Content-Type": INDEX.media_type}, INDEX.data
+    )
+    fake.add(*healthy(Route("GET", MANIFEST_PATH, lying)))
+    with pytest.raises(DigestMismatch, match=f"claims digest {claimed}.*hash to {INDEX.digest}"):
+        client.get_manifest(REGISTRY, REPO, "v1")
+
+
+def token_for(repository: str) -> str:
+    return f"token-for-{repository.replace('/', '-')}"
+
+
+def bearer_auth(fake: FakeRegistry) -> list[Route]:
+    """A token endpoint on the fake, and /v2/ answering 401 without that repository's token."""
+
+    def token(request: Request) -> Action:
+        scope = request.query["scope"][0]
+        body = f'{{"token": "{token_for(scope.split(":")[1])}", "expires_in": 300}}'
+        return Response(200, {"Content-Type": "application/json"}, body.encode())
+
+    def gate(request: Request) -> Action | None:
+        repository = request.bare_path.removeprefix("/v2/").rpartition("/")[0].rpartition("/")[0]
+        if request.headers.get("Authorization") == f"Bearer {token_for(repository)}":
+            return None
+        realm = f'Bearer realm="{fake.url}/token",service="fake-registry"'
+        challenge = f'{realm},scope="repository:{repository}:pull"'
+        return Response(
+            401, {"Www-Authenticate": challenge}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
+        )
+
+    return [Route("GET", "/token", token), Route("*", r"/v2/.+", gate)]
+
+
+@pytest.mark.parametrize("concurrently", [False, True], ids=["one-by-one", "concurrently"])
+def test_one_token_per_repository(
+    fake: FakeRegistry, client: RegistryClient, concurrently: bool
+) -> None:
+    tags = ("alpha", "beta", "gamma")  # neither moving nor frozen: no tag listing
+    repositories = (REPO, "deep-learning-containers/pytorch")
+    images = {(repo, tag): multi_platform(f"{repo}:{tag}") for repo in repositories for tag in tags}
+    fake.add(*bearer_auth(fake))
+    for repo in repositories:
+        fake.add(
+            *serve_manifests(
+                repo, {tag: (images[repo, tag].media_type, images[repo, tag].data) for tag in tags}
+            )
+        )
+    references = [parse(f"{REGISTRY}/{repo}:{tag}") for repo, tag in images]
+    resolver = Resolver(client)
+    if concurrently:
+        outcomes = resolver.resolve_all(references)
+    else:
+        outcomes = {ref: resolver.resolve(ref) for ref in references}
+    # An error shows as its message, so a failure explains itself.
+    found = {
+        str(ref): o.digest if isinstance(o, Resolved) else str(o) for ref, o in outcomes.items()
+    }
+    assert found == {
+        f"{REGISTRY}/{repo}:{tag}": image.digest for (repo, tag), image in images.items()
+    }
+    scopes = sorted(r.query["scope"][0] for r in fake.requests_to("/token"))
+    assert scopes == sorted(f"repository:{repo}:pull" for repo in repositories)
+
+
+def test_blob_redirected_to_another_host_loses_the_authorization(
+    fake: FakeRegistry, client: RegistryClient
+) -> None:
+    blob = b'{"architecture": "amd64", "os": "linux"}'
+    with FakeRegistry([Route("GET", r"/storage/.+", Response(200, body=blob))]) as storage:
+        blob_path = rf"/v2/{REPO}/blobs/{digest(blob)}"
+        fake.add(
+            *bearer_auth(fake),
+            Route("GET", blob_path, Redirect(f"{storage.url}/storage/{digest(blob)}?sig=x")),
+        )
+        assert client.get_blob(REGISTRY, REPO, digest(blob)) == blob
+    authorized = [r for r in fake.requests_to(blob_path) if "Authorization" in r.headers]
+    assert [r.headers["Authorization"] for r in authorized] == [f"Bearer {token_for(REPO)}"]
+    assert [r.path for r in storage.requests] == [f"/storage/{digest(blob)}?sig=x"]
+    assert all("Authorization" not in r.headers for r in storage.requests)
+
+
+def test_plain_http_mirror_off_loopback_fails_before_any_traffic(
+    outside: list[str], tmp_path: Path
+) -> None:
+    settings = settings_for("http://10.0.0.1:5000", tmp_path)
+    started = time.monotonic()
+    with RegistryClient(settings) as client, pytest.raises(PinguardError) as caught:
+        client.head_manifest(REGISTRY, REPO, "v1")
+    assert time.monotonic() - started < 0.5
+    assert "refusing plain HTTP to 10.0.0.1:5000" in str(caught.value)
+    assert "--insecure-registry 10.0.0.1:5000" in str(caught.value)
+    assert outside == []
+
+
+@pytest.mark.parametrize("insecure", ["10.0.0.1:5000", "10.0.0.1"])
+def test_insecure_registry_allows_plain_http_off_loopback(insecure: str) -> None:
+    settings = RegistrySettings(
+        mirrors={REGISTRY: "http://10.0.0.1:5000/"}, insecure=frozenset({insecure})
+    )
+    assert settings.base_url(REGISTRY) == "http://10.0.0.1:5000"
+
+
+@pytest.mark.parametrize(
+    ("location", "complaint"),
+    [
+        ("http://example.invalid/blobs/x", "refusing plain HTTP to example.invalid"),
+        ("http://example.invalid:5000/blobs/x", "refusing plain HTTP to example.invalid:5000"),
+        ("ftp://127.0.0.1/blobs/x", "refusing to follow ftp://127.0.0.1/blobs/x"),
+    ],
+)
+def test_redirects_the_client_must_not_follow(
+    fake: FakeRegistry, client: RegistryClient, outside: list[str], location: str, complaint: str
+) -> None:
+    blob_digest = digest(b"config")
+    fake.add(Route("GET", rf"/v2/{REPO}/blobs/.+", Redirect(location)))
+    with pytest.raises(RegistryError, match=complaint):
+        client.get_blob(REGISTRY, REPO, blob_digest)
+    assert len(fake.requests) == 1  # refused outright, not retried
+    assert outside == []
+
+
+@pytest.mark.parametrize(
+    ("repository", "reference", "error", "message"),
+    [
+        (
+            "nope/missing",
+            "v1",
+            error_response(404, "NAME_UNKNOWN"),
+            f"{REGISTRY}/nope/missing: repository not found",
+        ),
+        (REPO, "v9", None, f"{REGISTRY}/{REPO}: v9 not found"),
+        (REPO, "sha256:" + "1" * 64, None, f"{REGISTRY}/{REPO}: sha256:{'1' * 64} not found"),
+    ],
+)
+def test_not_found(
+    fake: FakeRegistry,
+    client: RegistryClient,
+    repository: str,
+    reference: str,
+    error: Response | None,
+    message: str,
+) -> None:
+    fake.add(*healthy(*([Route("*", rf"/v2/{repository}/.+", error)] if error else [])))
+    with pytest.raises(NotFound) as caught:
+        client.head_manifest(REGISTRY, repository, reference)
+    assert str(caught.value) == message
+    # HEAD carries no error body, so the client asked again with GET to tell which is missing.
+    assert [r.method for r in fake.requests] == ["HEAD", "GET"]
+
+
+def test_unknown_repository_when_listing_tags(fake: FakeRegistry, client: RegistryClient) -> None:
+    fake.add(Route("GET", r"/v2/nope/missing/tags/list", error_response(404, "NAME_UNKNOWN")))
+    with pytest.raises(NotFound, match="repository not found"):
+        client.list_tags(REGISTRY, "nope/missing")
+
+
+def test_tags_list_that_is_not_json(fake: FakeRegistry, client: RegistryClient) -> None:
+    html = Response(200, {"Content-Type": "text/html"}, b"<html>rate limited, try later</html>")
+    fake.add(*healthy(Route("GET", rf"/v2/{REPO}/tags/list", html)))
+    with pytest.raises(RegistryError, match=f"{REGISTRY}/{REPO}: tags list is not JSON"):
+        client.list_tags(REGISTRY, REPO)
+
+
+def test_cli_reports_a_registry_that_never_recovers(fake: FakeRegistry, tmp_path: Path) -> None:
+    # Retry-After: 0 keeps the default backoff of the command line out of the test's time.
+    fake.add(Route("*", r"/v2/.*", Response(503, {"Retry-After": "0"})))
+    stdout, stderr = io.StringIO(), io.StringIO()
+    status = main(
+        ["resolve", f"{REGISTRY}/{REPO}:v1", "--mirror", f"{REGISTRY}={fake.url}"],
+        env={"PINGUARD_CACHE_DIR": str(tmp_path / "cache"), "HOME": str(tmp_path)},
+        stdout=stdout,
+        stderr=stderr,
+    )
+    assert status == 2
+    assert stdout.getvalue() == ""
+    lines = stderr.getvalue().splitlines()
+    assert len(lines) == 1, stderr.getvalue()
+    assert lines[0].startswith(f"pinguard: {REGISTRY}/{REPO}:v1: ")
+    assert "503" in lines[0]
+    assert "gave up after" in lines[0]
+    assert "Traceback" not in stderr.getvalue()
