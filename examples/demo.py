@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from testing.registry import start_registry  # noqa: E402
-from testing.seed import REPOSITORY, repush_moving, seed_dlc  # noqa: E402
+from testing.registry import start_registry
+from testing.seed import REPOSITORY, repush_moving, seed_dlc
 
 IMAGE = f"public.ecr.aws/{REPOSITORY}"
 

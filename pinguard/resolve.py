@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from enum import Enum
+from enum import StrEnum
 
 from packaging.version import InvalidVersion, Version
 
@@ -27,7 +27,7 @@ from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, sel
 _TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"
 
 
-class TagKind(str, Enum):
+class TagKind(StrEnum):
     MOVING = "moving"
     FROZEN = "frozen"
     OTHER = "other"
@@ -51,8 +51,8 @@ class TagRule:
 
 DEFAULT_RULE = TagRule.create(
     "*",
-    moving=rf"^(?:latest|(?:.*[-_])?v\d+(?:\.\d+)?)$",
-    frozen=rf"^(?:.*[-_])?v\d+\.\d+\.\d+$",
+    moving=r"^(?:latest|(?:.*[-_])?v\d+(?:\.\d+)?)$",
+    frozen=r"^(?:.*[-_])?v\d+\.\d+\.\d+$",
 )
 
 
@@ -124,12 +124,12 @@ class Resolver:
         self,
         client: RegistryClient,
         platforms: Sequence[Platform] = (Platform("linux", "amd64"),),
-        tag_rules: TagRules = TagRules(),
+        tag_rules: TagRules | None = None,
         clock: Callable[[], str] = utc_now,
     ) -> None:
         self._client = client
         self._platforms = tuple(platforms)
-        self._rules = tag_rules
+        self._rules = tag_rules or TagRules()
         self._clock = clock
 
     def resolve_all(self, references: Sequence[Reference]) -> dict[Reference, Resolved | PinguardError]:

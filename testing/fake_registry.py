@@ -65,6 +65,7 @@ class Redirect:
 
 Action = Response | Drop | Delay | Redirect
 Handler = Callable[[Request], Action | None]  # None lets the routes after it answer
+Answer = Action | Sequence[Action] | Handler
 
 
 class Route:
@@ -75,9 +76,7 @@ class Route:
     `[Response(503), Response(503)]` before `serve_manifests` means "fail twice, then work".
     """
 
-    def __init__(
-        self, method: str, pattern: str, answer: Action | Sequence[Action] | Handler
-    ) -> None:
+    def __init__(self, method: str, pattern: str, answer: Answer) -> None:
         self.method = method
         self.pattern = re.compile(pattern)
         self._queue = list(answer) if isinstance(answer, Sequence) else None
@@ -86,9 +85,8 @@ class Route:
         self._lock = threading.Lock()
 
     def answer(self, request: Request) -> Action | None:
-        if self.method not in ("*", request.method):
-            return None
-        if not self.pattern.fullmatch(request.bare_path):
+        wanted = self.method in ("*", request.method) and self.pattern.fullmatch(request.bare_path)
+        if not wanted:
             return None
         if self._queue is not None:
             with self._lock:
@@ -107,18 +105,15 @@ class FakeRegistry:
         self._httpd = _Server(self)
         self.host = f"127.0.0.1:{self._httpd.server_address[1]}"
         self.url = f"http://{self.host}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def add(self, *routes: Route) -> FakeRegistry:
         self.routes.extend(routes)
         return self
 
-    def requests_to(self, pattern: str, method: str = "*") -> list[Request]:
+    def requests_to(self, pattern: str) -> list[Request]:
         """The requests whose path (without query) matches `pattern`."""
-        found = (r for r in self.requests if method in ("*", r.method))
-        return [r for r in found if re.fullmatch(pattern, r.bare_path)]
+        return [r for r in self.requests if re.fullmatch(pattern, r.bare_path)]
 
     def __enter__(self) -> FakeRegistry:
         self._thread.start()
@@ -140,9 +135,7 @@ class FakeRegistry:
         return error_response(404, "NOT_FOUND", f"no route in the fake for {request.path}")
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(ThreadingHTTPServer):  # its handler threads are daemons: a Delay never blocks exit
     def __init__(self, fake: FakeRegistry) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fake = fake

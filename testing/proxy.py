@@ -28,15 +28,7 @@ from requests.adapters import HTTPAdapter
 TOKEN_PREFIX = "/__token"
 # Per-connection headers (RFC 9110 section 7.6.1) are the proxy's own business, never forwarded.
 _HOP_BY_HOP = frozenset(
-    {
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-    }
+    {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 )
 _KINDS = (
     (re.compile(r"/v2/?"), "ping"),
@@ -55,11 +47,7 @@ def kind_of(path: str) -> str:
 
 class LatencyProxy:
     def __init__(
-        self,
-        upstream_url: str,
-        delay: float = 0.02,
-        ca_file: str | None = None,
-        token_url: str | None = None,
+        self, upstream_url: str, delay: float = 0.02, ca_file: str | None = None, token_url: str | None = None
     ) -> None:
         self.upstream = upstream_url.rstrip("/")
         self.token_upstream = token_url.rstrip("/") if token_url else None
@@ -75,9 +63,7 @@ class LatencyProxy:
         self._session.mount("https://", HTTPAdapter(pool_maxsize=64))
         self._httpd = _Server(self)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def reset(self) -> None:
         with self._lock:
@@ -109,9 +95,7 @@ class LatencyProxy:
         with self._lock:
             self.counts[(method, kind_of(path))] += 1
 
-    def forward(
-        self, method: str, path: str, headers: dict[str, str], body: bytes
-    ) -> requests.Response:
+    def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> requests.Response:
         time.sleep(self.delay)
         response = self._session.request(
             method,
@@ -132,8 +116,6 @@ def _replace_url(text: str, old: str, new: str) -> str:
 
 
 class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
     def __init__(self, proxy: LatencyProxy) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.proxy = proxy
@@ -154,7 +136,10 @@ class _Handler(BaseHTTPRequestHandler):
         proxy.count(self.command, self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
-        sent = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP | {"host"}}
+        sent: dict[str, str] = {}
+        for k, v in self.headers.items():  # clients (skopeo) repeat Accept: join, never drop
+            if k.lower() not in _HOP_BY_HOP | {"host"}:
+                sent[k] = f"{sent[k]}, {v}" if k in sent else v
         try:
             upstream = proxy.forward(self.command, self.path, sent, body)
         except requests.RequestException as exc:

@@ -11,7 +11,7 @@ from pinguard.registry.client import RegistryClient
 from pinguard.resolve import Resolved, Resolver, TagRules
 
 
-def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules: TagRules = TagRules()) -> int:
+def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules: TagRules | None = None) -> int:
     references: list[Reference] = []
     failed = False
     for text in texts:

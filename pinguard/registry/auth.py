@@ -91,8 +91,12 @@ class Authenticator:
         return self._found
 
     def learn(self, challenge: Challenge, scope: str) -> None:
-        """Remember a new challenge; a token refused for `scope` is dropped so a fresh one is fetched."""
-        if self.challenge is not None and self.challenge == challenge:
+        """Remember the challenge of a 401; whatever token was refused for `scope` is dropped.
+
+        Registries add `error="invalid_token"` or another scope to the challenge when they
+        refuse a token, so the old one must go whatever the new challenge says.
+        """
+        if self.challenge is not None:
             self._tokens.forget(self._key(scope))
         self.challenge = challenge
 

@@ -122,7 +122,7 @@ class Transport:
     def _send(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
         """One exchange, following redirects by hand so credentials never leave the registry's host."""
         auth = self._auth.header(scope)
-        home = urlsplit(url).netloc
+        home = self._netloc  # a redirect or a next-page link elsewhere gets no credentials
         for _ in range(_MAX_REDIRECTS + 1):
             netloc = urlsplit(url).netloc
             sent = {"User-Agent": _USER_AGENT, **headers}
@@ -164,7 +164,7 @@ def _read_body(response: requests.Response) -> None:
             response.close()
             raise RegistryError(f"{response.url}: response larger than {_MAX_BODY} bytes")
         chunks.append(chunk)
-    response._content = b"".join(chunks)  # noqa: SLF001 - requests' own slot for a read body
+    response._content = b"".join(chunks)
 
 
 def _bearer_or_basic(header: str) -> Challenge | None:

@@ -80,7 +80,7 @@ def test_missing_named_helper_is_an_error(tmp_path: Path) -> None:
 
 def test_corrupt_config_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{not json")
-    with pytest.raises(RegistryError, match="config.json"):
+    with pytest.raises(RegistryError, match=r"config\.json"):
         CredentialStore({"DOCKER_CONFIG": str(tmp_path)}).lookup("r.example.com")
 
 

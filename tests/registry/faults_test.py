@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -45,6 +46,12 @@ INDEX = multi_platform("faults")
 MANIFESTS = {"v1": (INDEX.media_type, INDEX.data)}
 MANIFEST_PATH = rf"/v2/{REPO}/manifests/[^/]+"
 ATTEMPTS = 4
+# Promises the whole manifest, sends ten bytes, and closes the connection.
+TRUNCATED = Response(
+    200,
+    {"Content-Length": str(len(INDEX.data)), "Content-Type": INDEX.media_type, "Connection": "close"},
+    INDEX.data[:10],
+)
 
 
 def settings_for(url: str, home: Path, read_timeout: float = 0.5) -> RegistrySettings:
@@ -122,6 +129,7 @@ def test_retry_after_is_honoured(fake: FakeRegistry, client: RegistryClient) -> 
         pytest.param([Response(500), Response(503)], 3, id="500-then-503"),
         pytest.param([Drop()], 2, id="dropped-connection"),
         pytest.param([Response(502), Drop(), Response(504)], 4, id="mixed-up-to-the-last-attempt"),
+        pytest.param([TRUNCATED], 2, id="body-cut-short"),
     ],
 )
 def test_transient_failures_are_retried(
@@ -134,9 +142,7 @@ def test_transient_failures_are_retried(
     assert len(fake.requests) == requests_made
 
 
-def test_429_forever_gives_up_after_the_attempts(
-    fake: FakeRegistry, client: RegistryClient
-) -> None:
+def test_429_forever_gives_up_after_the_attempts(fake: FakeRegistry, client: RegistryClient) -> None:
     fake.add(*healthy(Route("*", MANIFEST_PATH, Response(429))))
     with pytest.raises(RegistryError) as caught:
         client.head_manifest(REGISTRY, REPO, "v1")
@@ -159,9 +165,7 @@ def test_a_registry_slower_than_the_read_timeout(fake: FakeRegistry, tmp_path: P
     assert len(fake.requests) == ATTEMPTS
 
 
-def test_manifest_by_digest_that_hashes_otherwise(
-    fake: FakeRegistry, client: RegistryClient, tmp_path: Path
-) -> None:
+def test_manifest_by_digest_that_hashes_otherwise(fake: FakeRegistry, client: RegistryClient, tmp_path: Path) -> None:
     tampered = Response(
         200,
         {"Docker-Content-Digest": INDEX.digest, "Content-Type": INDEX.media_type},
@@ -175,13 +179,9 @@ def test_manifest_by_digest_that_hashes_otherwise(
     assert ManifestCache(tmp_path / "cache").get(digest(tampered.body)) is None  # nothing kept
 
 
-def test_digest_header_that_disagrees_with_the_body(
-    fake: FakeRegistry, client: RegistryClient
-) -> None:
+def test_digest_header_that_disagrees_with_the_body(fake: FakeRegistry, client: RegistryClient) -> None:
     claimed = "sha256:" + "0" * 64
-    lying = Response(
-        200, {"Docker-Content-Digest": claimed, "Content-Type": INDEX.media_type}, INDEX.data
-    )
+    lying = Response(200, {"Docker-Content-Digest": claimed, "Content-Type": INDEX.media_type}, INDEX.data)
     fake.add(*healthy(Route("GET", MANIFEST_PATH, lying)))
     with pytest.raises(DigestMismatch, match=f"claims digest {claimed}.*hash to {INDEX.digest}"):
         client.get_manifest(REGISTRY, REPO, "v1")
@@ -205,27 +205,19 @@ def bearer_auth(fake: FakeRegistry) -> list[Route]:
             return None
         realm = f'Bearer realm="{fake.url}/token",service="fake-registry"'
         challenge = f'{realm},scope="repository:{repository}:pull"'
-        return Response(
-            401, {"Www-Authenticate": challenge}, b'{"errors":[{"code":"UNAUTHORIZED"}]}'
-        )
+        return Response(401, {"Www-Authenticate": challenge}, b'{"errors":[{"code":"UNAUTHORIZED"}]}')
 
     return [Route("GET", "/token", token), Route("*", r"/v2/.+", gate)]
 
 
 @pytest.mark.parametrize("concurrently", [False, True], ids=["one-by-one", "concurrently"])
-def test_one_token_per_repository(
-    fake: FakeRegistry, client: RegistryClient, concurrently: bool
-) -> None:
+def test_one_token_per_repository(fake: FakeRegistry, client: RegistryClient, concurrently: bool) -> None:
     tags = ("alpha", "beta", "gamma")  # neither moving nor frozen: no tag listing
     repositories = (REPO, "deep-learning-containers/pytorch")
     images = {(repo, tag): multi_platform(f"{repo}:{tag}") for repo in repositories for tag in tags}
     fake.add(*bearer_auth(fake))
     for repo in repositories:
-        fake.add(
-            *serve_manifests(
-                repo, {tag: (images[repo, tag].media_type, images[repo, tag].data) for tag in tags}
-            )
-        )
+        fake.add(*serve_manifests(repo, {tag: (images[repo, tag].media_type, images[repo, tag].data) for tag in tags}))
     references = [parse(f"{REGISTRY}/{repo}:{tag}") for repo, tag in images]
     resolver = Resolver(client)
     if concurrently:
@@ -233,19 +225,13 @@ def test_one_token_per_repository(
     else:
         outcomes = {ref: resolver.resolve(ref) for ref in references}
     # An error shows as its message, so a failure explains itself.
-    found = {
-        str(ref): o.digest if isinstance(o, Resolved) else str(o) for ref, o in outcomes.items()
-    }
-    assert found == {
-        f"{REGISTRY}/{repo}:{tag}": image.digest for (repo, tag), image in images.items()
-    }
+    found = {str(ref): o.digest if isinstance(o, Resolved) else str(o) for ref, o in outcomes.items()}
+    assert found == {f"{REGISTRY}/{repo}:{tag}": image.digest for (repo, tag), image in images.items()}
     scopes = sorted(r.query["scope"][0] for r in fake.requests_to("/token"))
     assert scopes == sorted(f"repository:{repo}:pull" for repo in repositories)
 
 
-def test_blob_redirected_to_another_host_loses_the_authorization(
-    fake: FakeRegistry, client: RegistryClient
-) -> None:
+def test_blob_redirected_to_another_host_loses_the_authorization(fake: FakeRegistry, client: RegistryClient) -> None:
     blob = b'{"architecture": "amd64", "os": "linux"}'
     with FakeRegistry([Route("GET", r"/storage/.+", Response(200, body=blob))]) as storage:
         blob_path = rf"/v2/{REPO}/blobs/{digest(blob)}"
@@ -260,9 +246,7 @@ def test_blob_redirected_to_another_host_loses_the_authorization(
     assert all("Authorization" not in r.headers for r in storage.requests)
 
 
-def test_plain_http_mirror_off_loopback_fails_before_any_traffic(
-    outside: list[str], tmp_path: Path
-) -> None:
+def test_plain_http_mirror_off_loopback_fails_before_any_traffic(outside: list[str], tmp_path: Path) -> None:
     settings = settings_for("http://10.0.0.1:5000", tmp_path)
     started = time.monotonic()
     with RegistryClient(settings) as client, pytest.raises(PinguardError) as caught:
@@ -275,29 +259,69 @@ def test_plain_http_mirror_off_loopback_fails_before_any_traffic(
 
 @pytest.mark.parametrize("insecure", ["10.0.0.1:5000", "10.0.0.1"])
 def test_insecure_registry_allows_plain_http_off_loopback(insecure: str) -> None:
-    settings = RegistrySettings(
-        mirrors={REGISTRY: "http://10.0.0.1:5000/"}, insecure=frozenset({insecure})
-    )
+    settings = RegistrySettings(mirrors={REGISTRY: "http://10.0.0.1:5000/"}, insecure=frozenset({insecure}))
     assert settings.base_url(REGISTRY) == "http://10.0.0.1:5000"
 
 
+BLOB_DIGEST = digest(b"config")
+
+
 @pytest.mark.parametrize(
-    ("location", "complaint"),
+    ("location", "complaint", "fetched"),
     [
-        ("http://example.invalid/blobs/x", "refusing plain HTTP to example.invalid"),
-        ("http://example.invalid:5000/blobs/x", "refusing plain HTTP to example.invalid:5000"),
-        ("ftp://127.0.0.1/blobs/x", "refusing to follow ftp://127.0.0.1/blobs/x"),
+        ("http://example.invalid/blobs/x", "refusing plain HTTP to example.invalid", 1),
+        ("http://example.invalid:5000/x", "refusing plain HTTP to example.invalid:5000", 1),
+        ("ftp://127.0.0.1/blobs/x", "refusing to follow ftp://127.0.0.1/blobs/x", 1),
+        (f"/v2/{REPO}/blobs/{BLOB_DIGEST}", "more than 5 redirects", 6),
     ],
+    ids=["plain-http-off-loopback", "plain-http-with-port", "not-http", "redirect-loop"],
 )
 def test_redirects_the_client_must_not_follow(
-    fake: FakeRegistry, client: RegistryClient, outside: list[str], location: str, complaint: str
+    fake: FakeRegistry,
+    client: RegistryClient,
+    outside: list[str],
+    location: str,
+    complaint: str,
+    fetched: int,
 ) -> None:
-    blob_digest = digest(b"config")
     fake.add(Route("GET", rf"/v2/{REPO}/blobs/.+", Redirect(location)))
     with pytest.raises(RegistryError, match=complaint):
-        client.get_blob(REGISTRY, REPO, blob_digest)
-    assert len(fake.requests) == 1  # refused outright, not retried
+        client.get_blob(REGISTRY, REPO, BLOB_DIGEST)
+    assert len(fake.requests) == fetched  # refused outright, not retried
     assert outside == []
+
+
+def test_token_realm_in_plain_http_off_loopback_is_refused(
+    fake: FakeRegistry, client: RegistryClient, outside: list[str]
+) -> None:
+    challenge = 'Bearer realm="http://example.invalid/token",service="fake-registry"'
+    fake.add(Route("*", r"/v2/.+", Response(401, {"Www-Authenticate": challenge})))
+    with pytest.raises(RegistryError, match=re.escape("refusing token realm 'http://example.invalid/token'")):
+        client.head_manifest(REGISTRY, REPO, "v1")
+    assert outside == []
+
+
+def test_a_token_the_registry_stops_accepting_is_fetched_again(fake: FakeRegistry, client: RegistryClient) -> None:
+    issued: list[str] = []
+
+    def token(request: Request) -> Action:
+        issued.append(f"t{len(issued) + 1}")
+        return Response(200, body=f'{{"token": "{issued[-1]}", "expires_in": 300}}'.encode())
+
+    def gate(request: Request) -> Action | None:
+        if issued and request.headers.get("Authorization") == f"Bearer {issued[-1]}":
+            return None
+        challenge = f'Bearer realm="{fake.url}/token",service="fake-registry"'
+        challenge += f',scope="repository:{REPO}:pull"'
+        if "Authorization" in request.headers:
+            challenge += ',error="invalid_token"'  # what distribution says of a token it refuses
+        return Response(401, {"Www-Authenticate": challenge})
+
+    fake.add(Route("GET", "/token", token), Route("*", r"/v2/.+", gate), *healthy())
+    assert client.head_manifest(REGISTRY, REPO, "v1").digest == INDEX.digest
+    issued.append("revoked")  # the registry no longer takes t1, well before its expiry
+    assert client.head_manifest(REGISTRY, REPO, "v1").digest == INDEX.digest
+    assert len(fake.requests_to("/token")) == 2
 
 
 @pytest.mark.parametrize(
@@ -326,7 +350,8 @@ def test_not_found(
         client.head_manifest(REGISTRY, repository, reference)
     assert str(caught.value) == message
     # HEAD carries no error body, so the client asked again with GET to tell which is missing.
-    assert [r.method for r in fake.requests] == ["HEAD", "GET"]
+    manifest_requests = fake.requests_to(rf"/v2/{repository}/manifests/[^/]+")
+    assert [r.method for r in manifest_requests] == ["HEAD", "GET"]
 
 
 def test_unknown_repository_when_listing_tags(fake: FakeRegistry, client: RegistryClient) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,9 +55,7 @@ def page(tags: list[str], link: str | None = None) -> Response:
 
 
 @pytest.mark.parametrize("absolute", [False, True], ids=["relative-link", "absolute-link"])
-def test_tags_over_several_pages(
-    fake: FakeRegistry, client: RegistryClient, absolute: bool
-) -> None:
+def test_tags_over_several_pages(fake: FakeRegistry, client: RegistryClient, absolute: bool) -> None:
     tags = [f"t{n}" for n in range(1, 8)]
     image = multi_platform("pages")
     fake.add(
@@ -93,7 +92,7 @@ def test_link_header_forms(fake: FakeRegistry, client: RegistryClient, link: str
 
 
 # Keyed by the page's `last` parameter ("" for the first page); `fetched` is how many pages
-# were asked for before the loop showed, at most one lap.
+# were asked for before the loop showed.
 @pytest.mark.parametrize(
     ("links", "fetched"),
     [
@@ -114,9 +113,7 @@ def test_link_header_forms(fake: FakeRegistry, client: RegistryClient, link: str
     ],
     ids=["first-page-to-itself", "page-to-itself", "two-pages-in-a-ring", "back-to-the-first"],
 )
-def test_tag_pages_that_loop(
-    fake: FakeRegistry, client: RegistryClient, links: dict[str, str], fetched: int
-) -> None:
+def test_tag_pages_that_loop(fake: FakeRegistry, client: RegistryClient, links: dict[str, str], fetched: int) -> None:
     def pages(request: Request) -> Action:
         last = request.query.get("last", [""])[0]
         return page([f"after-{last}"], links[last])
@@ -127,13 +124,7 @@ def test_tag_pages_that_loop(
     assert len(fake.requests) == fetched
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="list_tags follows an absolute Link to another host with the registry's Authorization",
-)
-def test_next_page_on_another_host_gets_no_credentials(
-    fake: FakeRegistry, client: RegistryClient
-) -> None:
+def test_next_page_on_another_host_gets_no_credentials(fake: FakeRegistry, client: RegistryClient) -> None:
     with FakeRegistry([Route("GET", TAGS_PATH, page(["c"]))]) as elsewhere:
 
         def gated(request: Request) -> Action:
@@ -144,10 +135,8 @@ def test_next_page_on_another_host_gets_no_credentials(
 
         token = Response(200, body=b'{"token": "secret-token"}')
         fake.add(Route("GET", "/token", token), Route("GET", TAGS_PATH, gated))
-        try:
+        with contextlib.suppress(RegistryError):  # refusing a page on another host is as good as not leaking
             client.list_tags(REGISTRY, REPO)
-        except RegistryError:
-            pass  # refusing a cross-host page is as good as not leaking to it
     assert [r.headers.get("Authorization") for r in elsewhere.requests] in ([], [None])
 
 
@@ -180,9 +169,7 @@ def test_frozen_alias_newest_first(
 ) -> None:
     images = {tag: multi_platform(tag) for tag in LISTING}
     # The moving tag and both decoys serve one digest; of the candidates only `serves` shares it.
-    images[MOVING] = images["train-ml-cuda-v1.10.0"] = images["train-ml-cpu-v1.1.9"] = images[
-        serves
-    ]
+    images[MOVING] = images["train-ml-cuda-v1.10.0"] = images["train-ml-cpu-v1.1.9"] = images[serves]
     fake.add(*serve_manifests(REPO, served(images), tags=LISTING, page_size=3))
 
     resolved = Resolver(client).resolve(parse(f"{REGISTRY}/{REPO}:{MOVING}"))

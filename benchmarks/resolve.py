@@ -1,0 +1,108 @@
+"""Resolve 100 tags across 20 repositories: pinguard versus a sequential `skopeo inspect` loop.
+
+A docker-registry with TLS and bearer-token auth is reached through a proxy that
+adds 20 ms each way (a registry one region away; on bare loopback process
+start-up would hide everything). Both tools go through the same proxy, which
+counts their requests. Run: `.venv/bin/python benchmarks/resolve.py [--delay S]`.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from testing.images import image, with_soci
+from testing.proxy import LatencyProxy
+from testing.registry import start_registry
+
+REPOSITORIES = 20
+# Per repository: three frozen tags and two moving tags that share their digests.
+TAGS = ("v1.0.0", "v1.0.1", "v1.1.0", "v1.0", "v1.1")
+
+
+def _seed(registry_url: str, pusher_factory: object) -> list[str]:
+    pusher = pusher_factory()  # type: ignore[operator]
+    refs = []
+    for n in range(REPOSITORIES):
+        repository = f"bench/model-{n:02d}"
+        frozen = {
+            "v1.0.0": image(seed=f"{n}-1.0.0"),
+            "v1.0.1": with_soci(image(seed=f"{n}-1.0.1")),
+            "v1.1.0": with_soci(image(seed=f"{n}-1.1.0")),
+        }
+        content = {**frozen, "v1.0": frozen["v1.0.1"], "v1.1": frozen["v1.1.0"]}
+        for tag, manifest in content.items():
+            pusher.push(repository, manifest, tag)
+            refs.append(f"{repository}:{tag}")
+    return refs
+
+
+def _pinguard(proxy: LatencyProxy, refs: list[str], cache: Path) -> float:
+    args = [sys.executable, "-m", "pinguard", "resolve", "-q", "--mirror", f"public.ecr.aws={proxy.url}"]
+    started = time.perf_counter()
+    subprocess.run([*args, *[f"public.ecr.aws/{r}" for r in refs]], check=True, stdout=subprocess.DEVNULL,
+                   env={"PINGUARD_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
+    return time.perf_counter() - started
+
+
+def _skopeo(proxy: LatencyProxy, refs: list[str]) -> float:
+    host = proxy.url.removeprefix("http://")
+    started = time.perf_counter()
+    for ref in refs:
+        subprocess.run(["skopeo", "inspect", "--no-creds", "--tls-verify=false", f"docker://{host}/{ref}"],
+                       check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def _per_ref(counts: Counter[tuple[str, str]], refs: int) -> str:
+    total = sum(counts.values())
+    detail = ", ".join(f"{m} {k} {n}" for (m, k), n in sorted(counts.items()))
+    return f"{total / refs:.2f} requests/ref ({total}: {detail})"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--delay", type=float, default=0.02, help="seconds added each way (default 0.02)")
+    parser.add_argument("--jobs", type=int, default=8, help="pinguard's concurrency (its default is 8)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pinguard-bench-") as tmp, \
+            start_registry(Path(tmp), tls=True, token_auth=True) as registry:
+        assert registry.token_server is not None
+        refs = _seed(registry.url, registry.pusher)
+        with LatencyProxy(registry.url, delay=args.delay, ca_file=registry.ca_file,
+                          token_url=registry.token_server.url) as proxy:
+            cold = _pinguard(proxy, refs, Path(tmp) / "cache")
+            cold_counts = Counter(proxy.counts)
+            proxy.reset()
+            warm = _pinguard(proxy, refs, Path(tmp) / "cache")
+            warm_counts = Counter(proxy.counts)
+            proxy.reset()
+            skopeo = _skopeo(proxy, refs)
+            skopeo_counts = Counter(proxy.counts)
+
+    rtt = 2 * args.delay
+    requests_cold = sum(cold_counts.values())
+    # Critical path of one moving tag on a cold cache: token, HEAD, GET by digest, tags/list,
+    # HEAD of the frozen candidate (plus the first 401 that teaches the challenge).
+    critical = 6
+    bound = max(critical, math.ceil(requests_cold / args.jobs)) * rtt
+    n = len(refs)
+    print(f"{n} references in {REPOSITORIES} repositories, {args.delay * 1000:.0f} ms added each way")
+    print(f"pinguard cold   {cold:6.2f} s  {_per_ref(cold_counts, n)}")
+    print(f"pinguard warm   {warm:6.2f} s  {_per_ref(warm_counts, n)}")
+    print(f"skopeo loop     {skopeo:6.2f} s  {_per_ref(skopeo_counts, n)}")
+    print(f"lower bound at -j {args.jobs}: {bound:.2f} s "
+          f"(max(critical path {critical}, {requests_cold} requests / {args.jobs}) round trips of {rtt * 1000:.0f} ms)")
+    print(f"ratio skopeo/pinguard: cold {skopeo / cold:.1f}x, warm {skopeo / warm:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
