@@ -119,6 +119,20 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _interleaved(references: Iterable[Reference]) -> list[Reference]:
+    """One repository after another, round-robin.
+
+    References of one repository wait on each other (one token, one tag list), so
+    spreading repositories over the workers keeps them all busy.
+    """
+    by_repository: dict[str, list[Reference]] = {}
+    for reference in references:
+        by_repository.setdefault(reference.name, []).append(reference)
+    queues = list(by_repository.values())
+    longest = max(map(len, queues), default=0)
+    return [queue[i] for i in range(longest) for queue in queues if i < len(queue)]
+
+
 class Resolver:
     def __init__(
         self,
@@ -134,7 +148,7 @@ class Resolver:
 
     def resolve_all(self, references: Sequence[Reference]) -> dict[Reference, Resolved | PinguardError]:
         """Each distinct reference resolved once, concurrently; failures are returned, not raised."""
-        unique = list(dict.fromkeys(references))
+        unique = _interleaved(dict.fromkeys(references))
         with ThreadPoolExecutor(max_workers=max(1, self._client.settings.workers)) as pool:
             outcomes = list(pool.map(self._resolve_or_error, unique))
         return dict(zip(unique, outcomes, strict=True))
@@ -146,21 +160,19 @@ class Resolver:
             return exc
 
     def resolve(self, reference: Reference) -> Resolved:
-        """A digest reference is fetched and verified; a tag costs a HEAD, then the body by digest."""
+        """A HEAD by tag (or digest) says what the registry serves; the body comes by digest."""
         registry, repository = reference.registry, reference.repository
         tag = reference.tag if reference.digest else (reference.tag or "latest")
-        if reference.digest is not None:
-            body = self._client.get_manifest(registry, repository, reference.digest)
-        else:
-            assert tag is not None
-            head = self._client.head_manifest(registry, repository, tag)
-            body = self._client.get_manifest(registry, repository, head.digest or tag)
+        head = self._client.head_manifest(registry, repository, reference.digest or tag or "latest")
+        body = self._client.get_manifest(registry, repository, reference.digest or head.digest or tag or "latest")
+        if reference.digest and head.digest and head.digest != reference.digest:
+            raise RegistryError(f"{reference}: the registry serves {head.digest} under that digest")
         kind = self._rules.kind(reference.name, tag) if tag else TagKind.OTHER
         return Resolved(
             name=reference.name,
             tag=tag,
             digest=body.digest,
-            media_type=body.media_type,
+            media_type=body.media_type or head.media_type,
             size=len(body.data),
             tag_kind=kind,
             frozen_tag=self._frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
@@ -195,11 +207,15 @@ class Resolver:
         return config if isinstance(config, dict) else {}
 
     def _frozen_alias(self, reference: Reference, tag: str, digest: str) -> str | None:
-        tags = self._client.list_tags(reference.registry, reference.repository)
-        for candidate in self._rules.frozen_candidates(reference.name, tag, tags):
-            head = self._client.head_manifest(reference.registry, reference.repository, candidate)
-            candidate_digest = head.digest or self._client.get_manifest(
-                reference.registry, reference.repository, candidate).digest
-            if candidate_digest == digest:
+        """The newest frozen tag serving `digest`: candidates newest first, stop at the first match."""
+        cache = self._client.cache
+        known = cache.frozen_tag(reference.name, tag, digest)
+        if known is not None:
+            return known  # frozen tags do not move: what served this digest still does
+        registry, repository = reference.registry, reference.repository
+        for candidate in self._rules.frozen_candidates(reference.name, tag, self._client.tags(registry, repository)):
+            head = self._client.head_manifest(registry, repository, candidate)
+            if (head.digest or self._client.get_manifest(registry, repository, candidate).digest) == digest:
+                cache.remember_frozen_tag(reference.name, tag, digest, candidate)
                 return candidate
         return None

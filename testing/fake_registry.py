@@ -136,6 +136,7 @@ class FakeRegistry:
 
 
 class _Server(ThreadingHTTPServer):  # its handler threads are daemons: a Delay never blocks exit
+    request_queue_size = 128  # the default 5 drops connects from a concurrent client; SYN retries cost 1 s
     def __init__(self, fake: FakeRegistry) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.fake = fake

@@ -116,6 +116,7 @@ def _replace_url(text: str, old: str, new: str) -> str:
 
 
 class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops connects from a concurrent client; SYN retries cost 1 s
     def __init__(self, proxy: LatencyProxy) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.proxy = proxy

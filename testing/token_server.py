@@ -214,6 +214,7 @@ class TokenServer:
 
 
 class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the default 5 drops connects from a concurrent client; SYN retries cost 1 s
     daemon_threads = True
 
     def __init__(

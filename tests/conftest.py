@@ -1,12 +1,15 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +27,36 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     for name in ("PINGUARD_CACHE_DIR", "PINGUARD_MIRRORS", "AWS_ACCESS_KEY_ID", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """No test reaches past loopback: lookups and connects elsewhere are refused and recorded."""
+    attempts: list[str] = []
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def on_loopback(host: object) -> bool:
+        try:
+            return host == "localhost" or ipaddress.ip_address(str(host)).is_loopback
+        except ValueError:
+            return False
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not on_loopback(host):
+            attempts.append(f"resolve {host}")
+            raise socket.gaierror(socket.EAI_NONAME, "off-loopback lookups are refused in tests")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self: socket.socket, address: Any) -> None:
+        if isinstance(address, tuple) and not on_loopback(address[0]):
+            attempts.append(f"connect {address[0]}")
+            raise ConnectionRefusedError("off-loopback connections are refused in tests")
+        real_connect(self, address)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    yield attempts
+    assert attempts == [], "traffic tried to leave loopback"
 
 
 def _require_registry_tools() -> None:

@@ -6,7 +6,7 @@ import json
 from pinguard.errors import PinguardError
 from pinguard.options import Options
 from pinguard.reference import Reference, parse
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve import Resolved, Resolver, TagRules
 
@@ -20,7 +20,7 @@ def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules:
         except PinguardError as exc:
             print(f"pinguard: {exc}", file=options.stderr)
             failed = True
-    with RegistryClient(options.registry, ManifestCache(options.cache_dir)) as client:
+    with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
         outcomes = Resolver(client, options.platforms, tag_rules).resolve_all(references)
     resolved: list[Resolved] = []
     for reference, outcome in outcomes.items():

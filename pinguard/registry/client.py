@@ -13,7 +13,7 @@ import requests
 
 from pinguard.errors import DigestMismatch, NotFound, RegistryError
 from pinguard.registry.auth import TokenCache
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
 from pinguard.registry.credentials import CredentialStore
 from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
 from pinguard.registry.settings import RegistrySettings
@@ -33,14 +33,16 @@ class ManifestHead:
 class RegistryClient:
     """Talks to any number of registries, one keep-alive transport each."""
 
-    def __init__(self, settings: RegistrySettings, cache: ManifestCache | None = None,
+    def __init__(self, settings: RegistrySettings, cache: RegistryCache | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.settings = settings
-        self._cache = cache or ManifestCache(None)
+        self.cache = cache or RegistryCache(None)
         self._tokens = TokenCache()
         self._credentials = CredentialStore(settings.env)
         self._sleep = sleep
         self._transports: dict[str, Transport] = {}
+        self._tags: dict[str, list[str]] = {}
+        self._inflight: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> RegistryClient:
@@ -54,7 +56,7 @@ class RegistryClient:
         with self._lock:
             if registry not in self._transports:
                 self._transports[registry] = Transport(
-                    registry, self.settings, self._tokens, self._credentials.lookup, self._cache, self._sleep
+                    registry, self.settings, self._tokens, self._credentials.lookup, self.cache, self._sleep
                 )
             return self._transports[registry]
 
@@ -69,30 +71,47 @@ class RegistryClient:
 
     def get_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
         """A manifest by tag or digest, hashed from its exact bytes; by digest it must match."""
-        by_digest = ":" in reference
-        if by_digest:
-            cached = self._cache.get(reference)
+        if ":" not in reference:
+            return self._fetch_manifest(registry, repository, reference)
+        with self._once(reference):  # references sharing a digest fetch it once
+            cached = self.cache.get(reference)
             if cached is not None:
                 return ManifestBody(cached, reference, media_type_of(cached, None))
+            return self._fetch_manifest(registry, repository, reference)
+
+    def _fetch_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
         response = self._manifest_request("GET", registry, repository, reference)
-        body = self._verified(response, registry, repository, reference if by_digest else None)
-        self._cache.put(body.digest, body.data)
+        body = self._verified(response, registry, repository, reference if ":" in reference else None)
+        self.cache.put(body.digest, body.data)
         return body
 
     def get_blob(self, registry: str, repository: str, digest: str) -> bytes:
         """A blob (a config, say) by digest, verified and cached like a manifest."""
-        cached = self._cache.get(digest)
-        if cached is not None:
-            return cached
-        response = self._transport(registry).request(
-            "GET", f"/v2/{repository}/blobs/{digest}", scope=_pull(repository)
-        )
-        self._check(response, registry, repository, digest)
-        actual = digest_of(response.content, digest.partition(":")[0])
-        if actual != digest:
-            raise DigestMismatch(f"{registry}/{repository}: blob {digest} was served as bytes hashing to {actual}")
-        self._cache.put(digest, response.content)
-        return response.content
+        with self._once(digest):
+            cached = self.cache.get(digest)
+            if cached is not None:
+                return cached
+            response = self._transport(registry).request(
+                "GET", f"/v2/{repository}/blobs/{digest}", scope=_pull(repository)
+            )
+            self._check(response, registry, repository, digest)
+            actual = digest_of(response.content, digest.partition(":")[0])
+            if actual != digest:
+                raise DigestMismatch(f"{registry}/{repository}: blob {digest} was served as bytes hashing to {actual}")
+            self.cache.put(digest, response.content)
+            return response.content
+
+    def tags(self, registry: str, repository: str) -> list[str]:
+        """The repository's tags, listed once per run however many references ask."""
+        key = f"{registry}/{repository}"
+        with self._once("tags:" + key):
+            if key not in self._tags:
+                self._tags[key] = self.list_tags(registry, repository)
+            return self._tags[key]
+
+    def _once(self, key: str) -> threading.Lock:
+        with self._lock:
+            return self._inflight.setdefault(key, threading.Lock())
 
     def list_tags(self, registry: str, repository: str) -> list[str]:
         """Every tag, following `Link: <...>; rel="next"` pages."""

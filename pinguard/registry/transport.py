@@ -10,12 +10,13 @@ from collections.abc import Callable, Mapping
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 
 from pinguard import __version__
 from pinguard.errors import RegistryError
 from pinguard.registry.auth import Authenticator, TokenCache
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
 from pinguard.registry.challenge import Challenge, parse_challenges
 from pinguard.registry.credentials import Credentials
 from pinguard.registry.settings import RegistrySettings
@@ -37,7 +38,7 @@ class Transport:
         settings: RegistrySettings,
         tokens: TokenCache,
         credentials: Callable[[str], Credentials | None],
-        cache: ManifestCache,
+        cache: RegistryCache,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.registry = registry
@@ -52,6 +53,9 @@ class Transport:
         adapter = HTTPAdapter(pool_connections=1, pool_maxsize=max(settings.workers, 1), max_retries=0)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
+        if settings.insecure:
+            # The user named these hosts insecure; urllib3 would warn on every request to them.
+            urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self._auth = Authenticator(registry, self._session, settings, tokens, lambda: credentials(self._netloc))
         self._cache = cache
         self._auth.challenge = cache.challenge(self._base)

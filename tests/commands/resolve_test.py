@@ -99,6 +99,16 @@ def test_untrusted_certificate_is_refused(token_registry: SeededRegistry, tmp_pa
     assert "TLS certificate not trusted" in err.getvalue() and "Traceback" not in err.getvalue()
 
 
+def test_insecure_registry_skips_verification(token_registry: SeededRegistry, tmp_path: Path) -> None:
+    host = token_registry.registry.host
+    out, err = io.StringIO(), io.StringIO()
+    insecure = host.split(":")[0]  # the host without a port: its token server too
+    status = main(["resolve", "-q", "--insecure-registry", insecure, f"{host}/{REPOSITORY}:train-ml-cuda-v1.1.0"],
+                  env={"HOME": str(tmp_path)}, stdout=out, stderr=err)
+    assert (status, err.getvalue()) == (0, "")
+    assert token_registry.seeded.tags["train-ml-cuda-v1.1.0"] in out.getvalue()
+
+
 def test_platform_choice(token_registry: SeededRegistry, tmp_path: Path) -> None:
     [image] = _resolve_json([f"{DLC}:multi-v1"], token_registry, tmp_path, "--platform", "linux/arm64")
     assert set(image["platforms"]) == {"linux/amd64", "linux/arm64"}  # type: ignore[arg-type]

@@ -2,24 +2,42 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
+from pinguard.registry.challenge import Challenge
 from pinguard.registry.manifest import sha256_digest
 
+DATA = b'{"schemaVersion": 2}'
+DIGEST = sha256_digest(DATA)
 
-def test_round_trip_and_tamper(tmp_path: Path) -> None:
-    cache = ManifestCache(tmp_path)
-    data = b'{"schemaVersion": 2}'
-    digest = sha256_digest(data)
-    assert cache.get(digest) is None
-    cache.put(digest, data)
-    assert cache.get(digest) == data
-    stored = tmp_path / "manifests" / "sha256" / digest.split(":")[1]
+
+def test_content_survives_the_run_and_tampering_is_a_miss(tmp_path: Path) -> None:
+    RegistryCache(tmp_path).put(DIGEST, DATA)
+    assert RegistryCache(tmp_path).get(DIGEST) == DATA
+    stored = tmp_path / "content" / "sha256" / DIGEST.split(":")[1]
     stored.write_bytes(b'{"schemaVersion": 3}')
-    assert cache.get(digest) is None  # re-hashed on read: a changed file is a miss
+    assert RegistryCache(tmp_path).get(DIGEST) is None  # re-hashed on read
     assert not stored.exists()
 
 
-def test_disabled_cache(tmp_path: Path) -> None:
-    cache = ManifestCache(None)
-    cache.put(sha256_digest(b"x"), b"x")
-    assert cache.get(sha256_digest(b"x")) is None
+def test_without_a_folder_content_is_kept_for_the_run_only(tmp_path: Path) -> None:
+    cache = RegistryCache(None)
+    assert cache.get(DIGEST) is None
+    cache.put(DIGEST, DATA)
+    assert cache.get(DIGEST) == DATA
+    assert RegistryCache(None).get(DIGEST) is None
+
+
+def test_challenge_is_replaced_when_it_changes(tmp_path: Path) -> None:
+    first = Challenge("bearer", {"realm": "https://a/token", "service": "a"})
+    second = Challenge("bearer", {"realm": "https://b/token", "service": "b"})
+    RegistryCache(tmp_path).remember_challenge("https://r", first)
+    RegistryCache(tmp_path).remember_challenge("https://r", second)
+    assert RegistryCache(tmp_path).challenge("https://r") == second
+    assert RegistryCache(tmp_path).challenge("https://other") is None
+
+
+def test_frozen_tag_by_name_and_digest(tmp_path: Path) -> None:
+    RegistryCache(tmp_path).remember_frozen_tag("r/a", "v1.1", DIGEST, "v1.1.2")
+    assert RegistryCache(tmp_path).frozen_tag("r/a", "v1.1", DIGEST) == "v1.1.2"
+    assert RegistryCache(tmp_path).frozen_tag("r/a", "latest", DIGEST) is None
+    assert RegistryCache(tmp_path).frozen_tag("r/b", "v1.1", DIGEST) is None

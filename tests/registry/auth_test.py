@@ -1,0 +1,131 @@
+"""Authentication paths a real test registry does not offer: Basic, identity tokens, ECR via boto3."""
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pinguard.errors import RegistryError
+from pinguard.reference import parse
+from pinguard.registry.cache import RegistryCache
+from pinguard.registry.client import RegistryClient
+from pinguard.registry.credentials import CredentialStore
+from pinguard.registry.settings import RegistrySettings
+from pinguard.resolve import Resolver
+from testing.fake_registry import FakeRegistry, Request, Response, Route, serve_manifests
+from testing.images import image
+
+REPO = "team/model"
+IMAGE = image(seed="auth")
+MANIFESTS = {"v1": (IMAGE.media_type, IMAGE.data)}
+BLOBS = {blob.digest: blob.data for blob in IMAGE.blobs}
+
+
+def _basic(user: str, secret: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
+
+
+def _docker_config(home: Path, registry: str, entry: dict[str, str]) -> dict[str, str]:
+    (home / ".docker").mkdir(parents=True, exist_ok=True)
+    (home / ".docker" / "config.json").write_text(json.dumps({"auths": {registry: entry}}))
+    return {"HOME": str(home), "DOCKER_CONFIG": str(home / ".docker")}
+
+
+def _guarded(expected: str, challenge: str) -> Route:
+    """Refuse, with `challenge`, every /v2/ request that lacks Authorization `expected`."""
+    def check(request: Request) -> Response | None:
+        if request.headers.get("Authorization") == expected:
+            return None  # let the registry routes answer
+        return Response(401, {"Www-Authenticate": challenge}, b"")
+
+    return Route("*", r"/v2/.*", check)
+
+
+def _resolve(fake: FakeRegistry, env: dict[str, str]) -> str:
+    settings = RegistrySettings(mirrors={"registry.example.com": fake.url}, env=env)
+    with RegistryClient(settings, RegistryCache(None)) as client:
+        return Resolver(client).resolve(parse(f"registry.example.com/{REPO}:v1")).digest
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeRegistry]:
+    with FakeRegistry() as started:
+        yield started
+
+
+def test_basic_auth_from_docker_config(fake: FakeRegistry, tmp_path: Path) -> None:
+    fake.add(_guarded(_basic("alice", "s3cret"), 'Basic realm="registry"'),
+             *serve_manifests(REPO, MANIFESTS, blobs=BLOBS))
+    env = _docker_config(tmp_path, fake.host, {"auth": base64.b64encode(b"alice:s3cret").decode()})
+    assert _resolve(fake, env) == IMAGE.digest
+
+
+def test_basic_auth_without_credentials_says_what_to_do(fake: FakeRegistry, tmp_path: Path) -> None:
+    fake.add(_guarded(_basic("alice", "s3cret"), 'Basic realm="registry"'))
+    with pytest.raises(RegistryError, match="asks for a user name and password, and none is configured"):
+        _resolve(fake, {"HOME": str(tmp_path)})
+
+
+def test_identity_token_is_exchanged_with_a_refresh_grant(fake: FakeRegistry, tmp_path: Path) -> None:
+    def token(request: Request) -> Response:
+        form = dict(pair.split("=", 1) for pair in request.body.decode().split("&"))
+        if form.get("grant_type") == "refresh_token" and form.get("refresh_token") == "refresh-me":
+            return Response(200, {"Content-Type": "application/json"}, b'{"access_token": "granted"}')
+        return Response(401, {}, b"")
+
+    realm = f'Bearer realm="{fake.url}/token",service="registry.example.com"'
+    fake.add(Route("POST", "/token", token), _guarded("Bearer granted", realm),
+             *serve_manifests(REPO, MANIFESTS, blobs=BLOBS))
+    env = _docker_config(tmp_path, fake.host, {"identitytoken": "refresh-me"})
+    assert _resolve(fake, env) == IMAGE.digest
+    assert all("refresh-me" not in r.path for r in fake.requests)  # never in a URL
+
+
+def test_head_without_digest_header_falls_back_to_hashing_the_body(fake: FakeRegistry) -> None:
+    def head_without_digest(request: Request) -> Response:
+        return Response(200, {"Content-Type": IMAGE.media_type}, b"")
+
+    fake.add(Route("HEAD", rf"/v2/{REPO}/manifests/v1", head_without_digest),
+             *serve_manifests(REPO, MANIFESTS, blobs=BLOBS))
+    assert _resolve(fake, {}) == IMAGE.digest
+    assert [r.method for r in fake.requests_to(rf"/v2/{REPO}/manifests/v1")] == ["HEAD", "GET"]
+
+
+def _fake_boto3(monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, str]]) -> None:
+    """A FAKE boto3 module: `client(service).get_authorization_token()` as ECR answers it."""
+    token = base64.b64encode(b"AWS:ecr-password").decode()
+
+    class FakeClient:
+        def __init__(self, service: str, region_name: str) -> None:
+            calls.append((service, region_name))
+            self.service = service
+
+        def get_authorization_token(self) -> dict[str, object]:
+            data = {"authorizationToken": token}
+            return {"authorizationData": [data] if self.service == "ecr" else data}
+
+    module = types.ModuleType("boto3")
+    module.client = FakeClient  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "boto3", module)
+
+
+def test_private_ecr_token_through_boto3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[tuple[str, str]] = []
+    _fake_boto3(monkeypatch, calls)
+    found = CredentialStore({"HOME": str(tmp_path)}).lookup("123456789012.dkr.ecr.eu-west-1.amazonaws.com")
+    assert found is not None and (found.username, found.secret) == ("AWS", "ecr-password")
+    assert calls == [("ecr", "eu-west-1")]
+
+
+def test_ecr_public_uses_aws_only_when_credentials_exist(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls: list[tuple[str, str]] = []
+    _fake_boto3(monkeypatch, calls)
+    assert CredentialStore({"HOME": str(tmp_path)}).lookup("public.ecr.aws") is None
+    found = CredentialStore({"HOME": str(tmp_path), "AWS_PROFILE": "ml"}).lookup("public.ecr.aws")
+    assert found is not None and found.secret == "ecr-password"
+    assert calls == [("ecr-public", "us-east-1")]
