@@ -1,8 +1,6 @@
 """Start Debian's docker-registry (distribution 2.8) for tests and demos."""
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import os
 import socket
 import subprocess
@@ -15,12 +13,9 @@ from typing import Any
 
 import requests
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from testing.push import Pusher
+from testing.tls import make_tls
 from testing.token_server import PUSH_CREDENTIALS, TokenServer
 
 REGISTRY_BINARY = "/usr/bin/docker-registry"
@@ -40,85 +35,6 @@ class RunningRegistry:
 
     def pusher(self) -> Pusher:
         return Pusher(self.url, ca_file=self.ca_file, credentials=self.push_credentials)
-
-
-@dataclass(frozen=True)
-class TlsFiles:
-    """A throwaway CA and a server certificate for 127.0.0.1 / localhost."""
-
-    ca_file: Path
-    cert_file: Path
-    key_file: Path
-
-
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def make_tls(directory: Path) -> TlsFiles:
-    """Write ca.crt, server.crt and server.key into directory."""
-    directory.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("pinguard test CA"))
-        .issuer_name(_name("pinguard test CA"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("localhost"))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    files = TlsFiles(directory / "ca.crt", directory / "server.crt", directory / "server.key")
-    files.ca_file.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
-    files.cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    files.key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return files
 
 
 def _free_port() -> int:

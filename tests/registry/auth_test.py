@@ -5,7 +5,6 @@ import base64
 import json
 import sys
 import types
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,12 +49,6 @@ def _resolve(fake: FakeRegistry, env: dict[str, str]) -> str:
     settings = RegistrySettings(mirrors={"registry.example.com": fake.url}, env=env)
     with RegistryClient(settings, RegistryCache(None)) as client:
         return Resolver(client).resolve(parse(f"registry.example.com/{REPO}:v1")).digest
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeRegistry]:
-    with FakeRegistry() as started:
-        yield started
 
 
 def test_basic_auth_from_docker_config(fake: FakeRegistry, tmp_path: Path) -> None:

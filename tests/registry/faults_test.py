@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryErr
 from pinguard.reference import parse
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
-from pinguard.registry.settings import RegistrySettings, RetryPolicy
+from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve import Resolved, Resolver
 from testing.fake_registry import (
     Action,
@@ -36,13 +35,12 @@ from testing.fake_registry import (
     serve_manifests,
 )
 from testing.images import multi_platform
+from tests.registry.conftest import ATTEMPTS, REGISTRY, settings_for
 
-REGISTRY = "public.ecr.aws"
 REPO = "deep-learning-containers/ray"
 INDEX = multi_platform("faults")
 MANIFESTS = {"v1": (INDEX.media_type, INDEX.data)}
 MANIFEST_PATH = rf"/v2/{REPO}/manifests/[^/]+"
-ATTEMPTS = 4
 # Promises the whole manifest, sends ten bytes, and closes the connection.
 TRUNCATED = Response(
     200,
@@ -51,32 +49,10 @@ TRUNCATED = Response(
 )
 
 
-def settings_for(url: str, home: Path, read_timeout: float = 0.5) -> RegistrySettings:
-    return RegistrySettings(
-        mirrors={REGISTRY: url},
-        retry=RetryPolicy(attempts=ATTEMPTS, base_delay=0.01, max_delay=0.05, budget=5),
-        read_timeout=read_timeout,
-        connect_timeout=0.5,
-        env={"HOME": str(home)},  # no docker config of the machine running the tests
-    )
-
 
 def healthy(*faults: Route) -> list[Route]:
     """`faults` first, then a registry serving MANIFESTS correctly."""
     return [*faults, *serve_manifests(REPO, MANIFESTS)]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeRegistry]:
-    with FakeRegistry() as started:
-        yield started
-
-
-@pytest.fixture
-def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
-    settings = settings_for(fake.url, tmp_path)
-    with RegistryClient(settings, RegistryCache(tmp_path / "cache")) as opened:
-        yield opened
 
 
 def test_retry_after_is_honoured(fake: FakeRegistry, client: RegistryClient) -> None:

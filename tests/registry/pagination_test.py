@@ -4,43 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from pinguard.errors import RegistryError
 from pinguard.reference import parse
-from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
-from pinguard.registry.settings import RegistrySettings, RetryPolicy
 from pinguard.resolve import Resolver, TagKind
 from testing.fake_registry import Action, FakeRegistry, Request, Response, Route, serve_manifests
 from testing.images import Manifest, multi_platform
+from tests.registry.conftest import REGISTRY
 
-REGISTRY = "public.ecr.aws"
 REPO = "deep-learning-containers/ray"
 TAGS_PATH = f"/v2/{REPO}/tags/list"
 MOVING = "train-ml-cuda-v1.1"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeRegistry]:
-    with FakeRegistry() as started:
-        yield started
-
-
-@pytest.fixture
-def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
-    settings = RegistrySettings(
-        mirrors={REGISTRY: fake.url},
-        retry=RetryPolicy(attempts=4, base_delay=0.01, max_delay=0.05, budget=5),
-        read_timeout=0.5,
-        connect_timeout=0.5,
-        env={"HOME": str(tmp_path)},
-    )
-    with RegistryClient(settings, RegistryCache(tmp_path / "cache")) as opened:
-        yield opened
 
 
 def served(images: dict[str, Manifest]) -> dict[str, tuple[str, bytes]]:

@@ -1,0 +1,37 @@
+"""A fake registry per test, and a client that reaches it with short timeouts and retries."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pinguard.registry.cache import RegistryCache
+from pinguard.registry.client import RegistryClient
+from pinguard.registry.settings import RegistrySettings, RetryPolicy
+from testing.fake_registry import FakeRegistry
+
+REGISTRY = "public.ecr.aws"  # the canonical name the fake stands in for
+ATTEMPTS = 4
+
+
+def settings_for(url: str, home: Path, read_timeout: float = 0.5) -> RegistrySettings:
+    return RegistrySettings(
+        mirrors={REGISTRY: url},
+        retry=RetryPolicy(attempts=ATTEMPTS, base_delay=0.01, max_delay=0.05, budget=5),
+        read_timeout=read_timeout,
+        connect_timeout=0.5,
+        env={"HOME": str(home)},  # no docker config of the machine running the tests
+    )
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeRegistry]:
+    with FakeRegistry() as started:
+        yield started
+
+
+@pytest.fixture
+def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
+    with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(tmp_path / "cache")) as opened:
+        yield opened
