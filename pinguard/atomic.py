@@ -1,4 +1,4 @@
-"""Write a file so that readers see the old bytes or the new ones, never a mix."""
+"""Write files so that readers see the old bytes or the new ones, never a mix."""
 from __future__ import annotations
 
 import os
@@ -7,23 +7,33 @@ from pathlib import Path
 
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write to a temporary file beside `path`, fsync, keep the old mode, rename over it."""
+    """Replace `path` with `data` in one rename, keeping its mode (or `mode`)."""
+    temporary = stage(path, data, mode=mode)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def stage(path: Path, data: bytes, *, mode: int | None = None) -> str:
+    """Write `data` to a synced temporary file beside `path`, ready to be renamed over it."""
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.chmod(temporary, mode)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        Path(temporary).unlink(missing_ok=True)
         raise
+    return temporary
 
 
 def _umask() -> int:

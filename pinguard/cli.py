@@ -50,7 +50,27 @@ def _parser() -> argparse.ArgumentParser:
     resolve.add_argument("references", nargs="+", metavar="REF", help="image reference, e.g. nginx:1.25")
     resolve.add_argument("--format", choices=("text", "json"), default="text")
     _add_common_options(resolve)
+
+    scan = commands.add_parser("scan", help="list every image reference with its place in the file")
+    _add_paths(scan)
+    scan.add_argument("--format", choices=("text", "json"), default="text")
+    _add_common_options(scan)
+
+    lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
+    _add_paths(lock)
+    _add_common_options(lock)
+
+    pin = commands.add_parser("pin", help="rewrite references to name:tag@digest from the lockfile")
+    _add_paths(pin)
+    pin.add_argument("--resolve", action="store_true", help="lock what the lockfile is missing first (online)")
+    pin.add_argument("--dry-run", action="store_true", help="print a diff instead; exit 1 if anything would change")
+    _add_common_options(pin)
     return parser
+
+
+def _add_paths(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="files or folders (default: the current folder; git work trees as git lists them)")
 
 
 def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, stderr: TextIO) -> Options:
@@ -84,6 +104,18 @@ def _run(args: argparse.Namespace, options: Options) -> int:
         from pinguard.commands.resolve import resolve
 
         return resolve(args.references, options, fmt=args.format)
+    if args.command == "scan":
+        from pinguard.commands.scan import scan
+
+        return scan(args.paths, options, fmt=args.format)
+    if args.command == "lock":
+        from pinguard.commands.lock import lock
+
+        return lock(args.paths, options)
+    if args.command == "pin":
+        from pinguard.commands.pin import pin
+
+        return pin(args.paths, options, resolve=args.resolve, dry_run=args.dry_run)
     raise AssertionError(f"unhandled command {args.command}")
 
 

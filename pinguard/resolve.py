@@ -15,13 +15,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from pinguard.errors import PinguardError, RegistryError
 from pinguard.reference import Reference
-from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
+
+if TYPE_CHECKING:  # the client pulls in requests; offline commands import this module for its records
+    from pinguard.registry.client import RegistryClient
 
 # The version at the end of a tag: `...-v1.1`, `v2`, `1.25.3`.
 _TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"

@@ -1,0 +1,77 @@
+"""`pinguard pin [PATH...] [--resolve] [--dry-run]`: rewrite references to `name:tag@digest` from the lock.
+
+Offline: digests come from the lockfile only (`--resolve` locks what is missing
+first). Only the characters of each reference change; every file is written
+atomically, and if any cannot be, none is.
+"""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from pinguard import lockfile
+from pinguard.commands.lock import locked_key
+from pinguard.lockfile import Lock
+from pinguard.options import Options
+from pinguard.rewrite import Edit, apply, commit, pin_edit
+from pinguard.scanning import Scan, ScannedFile
+from pinguard.scanning import scan as scan_paths
+from pinguard.sources.base import Found
+
+
+def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
+    result = scan_paths(paths)
+    for error in result.errors:
+        print(f"pinguard: {error}", file=options.stderr)
+    if result.errors:
+        print("pinguard: nothing written: fix the files above first", file=options.stderr)
+        return 2
+    if resolve:
+        from pinguard.commands.lock import update_lockfile  # online only when asked
+
+        if not update_lockfile(result, options):
+            return 2
+    changes, missing = plan(result, lockfile.read(options.lockfile))
+    for found in missing:
+        print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} is not in "
+              f"{options.lockfile}; run `pinguard pin --resolve` or `pinguard lock`", file=options.stderr)
+    if dry_run:
+        for scanned, text in changes:
+            options.stdout.writelines(_diff(scanned, text))
+        return 1 if changes or missing else 0
+    commit([(scanned.file, text) for scanned, text in changes], _roots(paths))
+    if not options.quiet and changes:
+        print(f"pinned {len(changes)} file{'s' if len(changes) != 1 else ''}", file=options.stdout)
+    return 1 if missing else 0
+
+
+def plan(result: Scan, lock: Lock) -> tuple[list[tuple[ScannedFile, str]], list[Found]]:
+    """The new text of every file that changes, and the references the lock does not know."""
+    changes: list[tuple[ScannedFile, str]] = []
+    missing: list[Found] = []
+    for scanned in result.files:
+        edits: list[Edit] = []
+        for found in scanned.found:
+            key = locked_key(found.reference) if found.reference else None
+            if key is None or found.reference is None:
+                continue
+            entry = lock.get(*key)
+            if entry is None:
+                missing.append(found)
+            elif found.reference.digest != entry.digest:
+                edits.append(pin_edit(found, entry.digest))
+        if edits:
+            changes.append((scanned, apply(scanned.file.text, edits)))
+    return changes, missing
+
+
+def _diff(scanned: ScannedFile, text: str) -> list[str]:
+    name = scanned.file.path.as_posix()
+    lines = difflib.unified_diff(scanned.file.text.splitlines(keepends=True), text.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def _roots(paths: list[str]) -> list[Path]:
+    """The trees being pinned: symlinks may point anywhere inside them, nowhere else."""
+    return [Path(p) if Path(p).is_dir() else Path(p).parent for p in paths] or [Path.cwd()]

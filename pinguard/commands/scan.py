@@ -1,0 +1,43 @@
+"""`pinguard scan [PATH...]`: every image reference, with its exact place."""
+from __future__ import annotations
+
+import json
+
+from pinguard.options import Options
+from pinguard.scanning import scan as scan_paths
+from pinguard.sources.base import Found
+
+
+def scan(paths: list[str], options: Options, *, fmt: str = "text") -> int:
+    result = scan_paths(paths)
+    for error in result.errors:
+        print(f"pinguard: {error}", file=options.stderr)
+    if fmt == "json":
+        json.dump({"references": [_json(item) for item in result.found]}, options.stdout, indent=2)
+        options.stdout.write("\n")
+    else:
+        for item in result.found:
+            options.stdout.write(_text(item) + "\n")
+    return 2 if result.errors else 0
+
+
+def _json(item: Found) -> dict[str, object]:
+    reference = item.reference
+    return {
+        "file": item.path,
+        "line": item.line,
+        "column": item.column,
+        "source": item.source,
+        "value": item.value,
+        "name": reference.name if reference else None,
+        "tag": reference.tag if reference else None,
+        "digest": reference.digest if reference else None,
+        "problem": item.problem,
+    }
+
+
+def _text(item: Found) -> str:
+    where = f"{item.path}:{item.line}:{item.column}"
+    if item.reference is None:
+        return f"{where}: {item.value} ({item.source}): not resolvable: {item.problem}"
+    return f"{where}: {item.reference} ({item.source})"

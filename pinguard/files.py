@@ -1,0 +1,98 @@
+"""Which files a command reads, and reading them without losing a byte.
+
+Folders inside a git work tree are walked as `git ls-files` lists them
+(tracked and untracked, ignored files left out); elsewhere every file below
+them, hidden folders skipped. A file's byte-order mark and encoding are
+remembered so that writing it back changes only what was edited.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+class UnreadableFile(Exception):
+    """A file that is not text pinguard can decode, or cannot be read at all."""
+
+
+@dataclass(frozen=True)
+class TextFile:
+    path: Path  # as the user would name it: relative to the current folder when below it
+    data: bytes  # the bytes read, to tell whether the file changed before writing it back
+    text: str
+    bom: bytes
+    codec: str
+
+    @classmethod
+    def read(cls, path: Path) -> TextFile:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise UnreadableFile(f"cannot read: {exc.strerror or exc}") from None
+        bom, codec = next(((b, c) for b, c in _BOMS if data.startswith(b)), (b"", "utf-8"))
+        try:
+            text = data[len(bom):].decode(codec)
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(f"not {codec.upper()} text (byte {exc.start + len(bom)} is invalid)") from None
+        return cls(path, data, text, bom, codec)
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.codec)
+
+
+def walk(paths: Sequence[str], cwd: Path) -> Iterator[Path]:
+    """Every file named or below a named folder, each once, in a stable order."""
+    seen: set[Path] = set()
+    for argument in paths or ["."]:
+        start = Path(argument)
+        if start.is_dir():
+            candidates = sorted(_listed(start))
+        else:
+            candidates = [start]
+        for candidate in candidates:
+            shown = _relative(candidate, cwd)
+            if shown not in seen:
+                seen.add(shown)
+                yield shown
+
+
+def _listed(folder: Path) -> list[Path]:
+    listed = _git_files(folder)
+    if listed is not None:
+        return listed
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(root) / name for name in files)
+    return found
+
+
+def _git_files(folder: Path) -> list[Path] | None:
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True, check=False, timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0:
+        return None  # not a git work tree, or git is missing
+    names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [folder / name for name in names if name and (folder / name).is_file()]
+
+
+def _relative(path: Path, cwd: Path) -> Path:
+    absolute = path if path.is_absolute() else cwd / path
+    try:
+        return Path(os.path.normpath(absolute)).relative_to(cwd)
+    except ValueError:
+        return Path(os.path.normpath(absolute))

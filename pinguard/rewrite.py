@@ -1,0 +1,78 @@
+"""Span edits, and writing many files so that either all change or none does."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinguard.atomic import stage
+from pinguard.errors import PinguardError
+from pinguard.files import TextFile
+from pinguard.sources.base import Found
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: int
+    end: int
+    text: str
+
+
+def pin_edit(found: Found, digest: str) -> Edit:
+    """The edit that pins one reference to `digest`: the digest field, or `value@digest` in place."""
+    field = found.digest_field
+    if field is not None:
+        value = digest.partition(":")[2] if field.hex_only else digest
+        return Edit(field.start, field.end, field.prefix + value + field.suffix)
+    return Edit(found.span.start, found.span.end, found.value.partition("@")[0] + "@" + digest)
+
+
+def apply(text: str, edits: Iterable[Edit]) -> str:
+    """`text` with every edit made; edits must not overlap (two of the same place are one)."""
+    ordered = sorted(set(edits), key=lambda e: (e.start, e.end))
+    pieces: list[str] = []
+    position = 0
+    for edit in ordered:
+        if edit.start < position:
+            raise PinguardError(f"overlapping edits at character {edit.start}")
+        pieces.append(text[position:edit.start])
+        pieces.append(edit.text)
+        position = edit.end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> None:
+    """Write every changed file, or none: new contents go to temporary files first, then all are renamed.
+
+    A file that changed since it was read, or a symlink leading outside `roots`, stops
+    everything before anything is written.
+    """
+    targets = [(_target(file.path, roots), file, text) for file, text in changes]
+    for target, file, _ in targets:
+        if target.read_bytes() != file.data:
+            raise PinguardError(f"{file.path}: changed while pinguard was working; nothing was written")
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, file, text in targets:
+            staged.append((stage(target, file.encode(text)), target))
+    except OSError as exc:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        raise PinguardError(f"cannot write {exc.filename or 'a file'}: {exc.strerror}; nothing was written") from None
+    for done, (temporary, target) in enumerate(staged):
+        try:
+            os.replace(temporary, target)
+        except OSError as exc:  # renames within a folder do not fail short of a vanished folder
+            for left, _ in staged[done:]:
+                Path(left).unlink(missing_ok=True)
+            written = ", ".join(str(t) for _, t in staged[:done]) or "none"
+            raise PinguardError(f"cannot replace {target}: {exc.strerror}; already written: {written}") from None
+
+
+def _target(path: Path, roots: Sequence[Path]) -> Path:
+    real = path.resolve()
+    if path.is_symlink() and not any(real.is_relative_to(root.resolve()) for root in roots):
+        raise PinguardError(f"{path}: a symlink to {real}, outside the tree being pinned; nothing was written")
+    return real

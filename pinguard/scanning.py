@@ -1,0 +1,50 @@
+"""Find every image reference under some paths: what `scan`, `lock`, `pin` and `check` share."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pinguard import sources
+from pinguard.files import TextFile, UnreadableFile, walk
+from pinguard.sources.base import Found, SourceError
+
+
+@dataclass(frozen=True)
+class ScannedFile:
+    file: TextFile
+    kind: str
+    found: list[Found]
+
+
+@dataclass
+class Scan:
+    files: list[ScannedFile] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # "path:line:column: message", one per bad file
+
+    @property
+    def found(self) -> list[Found]:
+        return [item for scanned in self.files for item in scanned.found]
+
+
+def scan(paths: Sequence[str]) -> Scan:
+    """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
+    result = Scan()
+    for path in walk(paths, Path.cwd()):
+        if not sources.may_hold_images(path.name):
+            continue
+        try:
+            file = TextFile.read(path)
+        except UnreadableFile as exc:
+            result.errors.append(f"{path}:1:1: {exc}")
+            continue
+        kind = sources.detect(path.as_posix(), file.text)
+        if kind is None:
+            continue
+        try:
+            found = sources.find(path.as_posix(), file.text, kind)
+        except SourceError as exc:
+            result.errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
+            continue
+        result.files.append(ScannedFile(file, kind, found))
+    return result

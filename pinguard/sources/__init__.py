@@ -1,0 +1,104 @@
+"""One module per kind of file; this package knows which kind a file is.
+
+Each module exports `SOURCE` (its name) and `find(text, path) -> list[Found]`.
+Kind detection lives here and only here: by file name first, then, for
+generic YAML, by a cheap look at the top-level keys. A YAML file that is a
+template rather than YAML (Helm templates, `{{ }}` or `${}` placeholders) is
+searched line by line for image keys, and what it holds is reported as not
+resolvable where it is templated.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from pinguard.errors import InvalidReference
+from pinguard.reference import parse
+from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow
+from pinguard.sources.base import Found, SourceError
+from pinguard.sources.yamlnodes import Located, is_templated
+
+FINDERS: dict[str, Callable[[str, str], list[Found]]] = {
+    module.SOURCE: module.find
+    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow)
+}
+
+_YAML_NAME = re.compile(r"\.(ya?ml|json)(-template|\.tmpl|\.tpl|\.j2|\.in)?$", re.IGNORECASE)
+_DOCKERFILE_NAME = re.compile(r"(^|[.\-_])(docker|container)file([.\-_]|$)", re.IGNORECASE)
+_COMPOSE_NAME = re.compile(r"(^|[.\-_])(docker-)?compose([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
+_VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
+_KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
+_RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
+_TOP_LEVEL = re.compile(r"^([A-Za-z_][\w-]*):", re.MULTILINE)
+_TEMPLATE_LINE = re.compile(
+    r"""^[ \t]*(?:-[ \t]+)?(?:image|image_uri)[ \t]*:[ \t]*   # the key, maybe as a list item
+        (?P<q>["']?)(?P<value>[^"'\#\r\n]*?)(?P=q)             # the value, maybe quoted
+        [ \t]*(?:\#.*)?\r?$                                   # a comment""",
+    re.MULTILINE | re.VERBOSE,
+)
+
+
+def may_hold_images(name: str) -> bool:
+    """Whether a file of this name is worth reading at all."""
+    return bool(_YAML_NAME.search(name) or _DOCKERFILE_NAME.search(name))
+
+
+def detect(path: str, text: str) -> str | None:
+    """The source kind of a file, or None for files pinguard does not read."""
+    name = PurePosixPath(path).name
+    if _DOCKERFILE_NAME.search(name) and not _YAML_NAME.search(name) and not name.endswith(".md"):
+        return dockerfile.SOURCE
+    if not _YAML_NAME.search(name):
+        return None
+    if _RUNTIME_ENV_NAME.search(name):
+        return runtime_env.SOURCE
+    if _KUSTOMIZATION_NAME.search(name):
+        return kustomize.SOURCE
+    if "/.github/workflows/" in f"/{path}" or name in ("action.yml", "action.yaml"):
+        return workflow.SOURCE
+    if _COMPOSE_NAME.search(name):
+        return compose.SOURCE
+    if _VALUES_NAME.search(name):
+        return helm.SOURCE
+    keys = set(_TOP_LEVEL.findall(text))
+    if "jobs" in keys and ("on" in keys or "'on'" in keys or "true" in keys):
+        return workflow.SOURCE
+    if "services" in keys and "apiVersion" not in keys:
+        return compose.SOURCE
+    if "images" in keys and "apiVersion" not in keys:
+        return kustomize.SOURCE
+    return kubernetes.SOURCE
+
+
+def find(path: str, text: str, kind: str) -> list[Found]:
+    """The references in a file of a known kind; a template that is not YAML is read line by line."""
+    try:
+        return FINDERS[kind](text, path)
+    except SourceError:
+        if kind == dockerfile.SOURCE or not _looks_templated(text):
+            raise
+    return _template_lines(text, path, kind)
+
+
+def _looks_templated(text: str) -> bool:
+    return "{{" in text or "{%" in text or "${" in text
+
+
+def _template_lines(text: str, path: str, kind: str) -> list[Found]:
+    """`image:` lines of a file that is a template, not YAML."""
+    where = Located.of(text, path, kind)
+    found: list[Found] = []
+    for match in _TEMPLATE_LINE.finditer(text):
+        value = match.group("value")
+        if not value:
+            continue
+        span = where.span(match.start("value"), match.end("value"))
+        if is_templated(value):
+            found.append(Found(path, kind, span, value, None, f"templated value {value!r} cannot be resolved"))
+            continue
+        try:
+            found.append(Found(path, kind, span, value, parse(value)))
+        except InvalidReference as exc:
+            found.append(Found(path, kind, span, value, None, str(exc)))
+    return found

@@ -1,0 +1,68 @@
+"""What every source module returns: image references with their exact place in the text."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pinguard.reference import Reference
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters [start, end) of a decoded file, and where `start` is (1-based line and column)."""
+
+    start: int
+    end: int
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class DigestField:
+    """Where a structured image (Helm values, kustomize) keeps its digest.
+
+    Pinning replaces characters [start, end) with `prefix + digest + suffix`:
+    an existing value is replaced in place; a missing field is inserted as a
+    new line (or a new flow entry) whose prefix carries key and indentation.
+    """
+
+    start: int
+    end: int
+    prefix: str = ""
+    suffix: str = ""
+    hex_only: bool = False  # Prometheus community charts keep `sha:` as bare hex
+
+
+@dataclass(frozen=True)
+class Found:
+    """One image reference as written in a file.
+
+    `value` is exactly the text at `span`. `reference` is None when the value
+    cannot be resolved (a template, a variable); `problem` then says why.
+    Structured forms (Helm `image: {repository, tag}`, kustomize `images:`)
+    carry `digest_field`: pinning writes the digest there and leaves `span` alone.
+    """
+
+    path: str
+    source: str  # the source kind: "kubernetes", "dockerfile", ...
+    span: Span
+    value: str
+    reference: Reference | None
+    problem: str | None = None
+    digest_field: DigestField | None = None
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+
+class SourceError(Exception):
+    """A file that cannot be read as its kind: the message names line and column."""
+
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column

@@ -1,0 +1,70 @@
+"""Kubernetes manifests, CRDs included: every `image` of a container, at any depth.
+
+Pods, templates, CronJobs, RayCluster head and worker groups, RayJob
+`rayClusterSpec` and `submitterPodTemplate`, PyTorchJob, JobSet, TrainJob,
+Argo, Tekton: all keep images under an `image` key, so the key is the rule,
+whatever the kind. Ray's `runtime_env` images (`image_uri`, `container.image`)
+inside a RayJob's `runtimeEnvYAML` or a RayService's `serveConfigV2` string are
+found and edited in place, inside the block scalar.
+
+Policy documents (Kyverno, Gatekeeper) and CRD schemas hold patterns and
+descriptions, not images, and are skipped.
+"""
+from __future__ import annotations
+
+from yaml.nodes import MappingNode, Node, ScalarNode
+
+from pinguard.sources import runtime_env
+from pinguard.sources.base import Found
+from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, walk_pairs
+
+SOURCE = "kubernetes"
+_EMBEDDED_RUNTIME_ENV = ("runtimeEnvYAML", "serveConfigV2")
+_POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "templates.gatekeeper.sh")
+
+
+def find(text: str, path: str) -> list[Found]:
+    where = Located.of(text, path, SOURCE)
+    found: list[Found] = []
+    for document in compose(text):
+        if not _skipped(document):
+            found.extend(find_in(document, where))
+    return sorted(found, key=lambda f: f.span.start)
+
+
+def find_in(document: Node, where: Located) -> list[Found]:
+    """Image keys anywhere in one document, and runtime_env images in embedded Ray YAML."""
+    found: list[Found] = []
+    for _, key, value in walk_pairs(document):
+        if not isinstance(value, ScalarNode):
+            continue
+        if key.value == "image":
+            item = found_at(value, where)
+            if item is not None:
+                found.append(item)
+        elif key.value in _EMBEDDED_RUNTIME_ENV:
+            found.extend(_embedded_runtime_env(value, where))
+    return found
+
+
+def _embedded_runtime_env(node: ScalarNode, where: Located) -> list[Found]:
+    located = embedded(node, where)
+    if located is None:
+        return []
+    inner, to_file = located
+    try:
+        from pinguard.sources.yamlnodes import compose as compose_inner
+
+        documents = compose_inner(inner)
+    except Exception:
+        return []
+    return [item for doc in documents for item in runtime_env.find_in(doc, where, to_file)]
+
+
+def _skipped(document: Node) -> bool:
+    if not isinstance(document, MappingNode):
+        return False
+    api_version = scalar_text(mapping_get(document, "apiVersion")) or ""
+    kind = scalar_text(mapping_get(document, "kind")) or ""
+    group = api_version.partition("/")[0]
+    return kind == "CustomResourceDefinition" or any(group.endswith(g) for g in _POLICY_GROUPS)

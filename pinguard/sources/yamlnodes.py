@@ -1,0 +1,214 @@
+"""Shared by the YAML source kinds: parse once, locate scalars exactly, build `Found` records.
+
+PyYAML (libyaml when present) gives every node its start and end as character
+indexes into the decoded text, so a scalar's span is exact and editing it
+changes nothing else. A scalar whose source text differs from its value
+(escapes, line folding, block scalars) is reported, never rewritten.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from pinguard.errors import InvalidReference
+from pinguard.reference import parse
+from pinguard.sources.base import DigestField, Found, SourceError, Span
+
+try:
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+_TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
+_PATTERN = re.compile(r"[*?!|]")  # policy patterns (Kyverno, Gatekeeper), never image references
+
+
+def compose(text: str) -> list[Node]:
+    """Every document of `text`; a syntax error becomes a SourceError with its position."""
+    try:
+        return [doc for doc in yaml.compose_all(text, Loader=_Loader) if doc is not None]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise SourceError(f"invalid YAML: {exc.problem or exc.context}", line, column) from None
+    except yaml.YAMLError as exc:
+        raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
+
+
+def is_templated(value: str) -> bool:
+    return _TEMPLATE.search(value) is not None
+
+
+def mapping_get(node: Node, key: str) -> Node | None:
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                found: Node = v
+                return found
+    return None
+
+
+def scalar_text(node: Node | None) -> str | None:
+    """The value of a string scalar, else None."""
+    if isinstance(node, ScalarNode) and node.tag != "tag:yaml.org,2002:null":
+        return str(node.value)
+    return None
+
+
+def walk_pairs(root: Node) -> Iterator[tuple[MappingNode, ScalarNode, Node]]:
+    """Every (mapping, key, value) below `root`, each node visited once even through aliases."""
+    seen: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if isinstance(key, ScalarNode):
+                    yield node, key, value
+                if not isinstance(value, ScalarNode):
+                    stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(item for item in node.value if not isinstance(item, ScalarNode))
+
+
+@dataclass(frozen=True)
+class Located:
+    """A file being searched: its text, line starts, and where found values are reported."""
+
+    text: str
+    path: str
+    source: str
+    line_starts: tuple[int, ...]
+
+    @classmethod
+    def of(cls, text: str, path: str, source: str) -> Located:
+        starts = [0]
+        starts.extend(m.end() for m in re.finditer("\n", text))
+        return cls(text, path, source, tuple(starts))
+
+    def span(self, start: int, end: int) -> Span:
+        line = bisect.bisect_right(self.line_starts, start)
+        return Span(start, end, line, start - self.line_starts[line - 1] + 1)
+
+
+def value_span(node: ScalarNode) -> tuple[int, int]:
+    """Where a one-line plain or quoted scalar's value sits, quotes, anchor and tag excluded.
+
+    Measured back from the end: the start mark of an anchored (`&a value`) or tagged
+    scalar points at the anchor. Callers check the text there is the value.
+    """
+    end = node.end_mark.index - (1 if node.style in ("'", '"') else 0)
+    return end - len(str(node.value)), end
+
+
+def same_position(index: int) -> int:
+    """Positions of a node parsed from the file itself need no mapping."""
+    return index
+
+
+def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
+             to_file: Callable[[int], int] = same_position) -> Found | None:
+    """The reference a scalar holds, or a Found saying why it cannot be pinned; None when it is no image.
+
+    `prefix` is text to skip before the reference (`docker://`). `to_file` maps the node's
+    positions to the file's when the node comes from YAML embedded in a string.
+    """
+    value = str(node.value)
+    if not value or value.isspace() or not value.startswith(prefix):
+        return None
+    start, end = value_span(node)
+    start = to_file(start) + len(prefix)
+    end = start + len(value) - len(prefix)
+    written = value[len(prefix):]
+    if is_templated(written):
+        return Found(where.path, where.source, where.span(start, end), written, None,
+                     f"templated value {written!r} cannot be resolved")
+    if _PATTERN.search(written):
+        return None
+    if node.style not in (None, "", "'", '"') or where.text[start:end] != written:
+        whole = where.span(to_file(node.start_mark.index), to_file(node.start_mark.index) + 1)
+        return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None,
+                     "written with escapes or as a block scalar; write it as a plain or quoted value to pin it")
+    try:
+        reference = parse(written)
+    except InvalidReference as exc:
+        return Found(where.path, where.source, where.span(start, end), written, None, str(exc))
+    return Found(where.path, where.source, where.span(start, end), written, reference)
+
+
+def embedded(node: ScalarNode, where: Located) -> tuple[str, Callable[[int], int]] | None:
+    """The YAML text held in a string scalar, and a map from its positions to the file's.
+
+    Literal block scalars (`|`) map line by line (each content line sits at a fixed
+    indentation); plain and quoted one-line strings map by offset. Anything else
+    (folded, escaped) cannot be edited in place: None.
+    """
+    value = str(node.value)
+    start = node.start_mark.index
+    if node.style in (None, "", "'", '"'):
+        inner = start + (1 if node.style in ("'", '"') else 0)
+        if where.text[inner:inner + len(value)] != value:
+            return None
+        return value, lambda index: inner + index
+    if node.style != "|":
+        return None
+    file_lines: list[int] = []  # file index of each value line's first character
+    position = where.text.index("\n", start) + 1  # content starts on the line after the header
+    for line in value.split("\n"):
+        line_end = where.text.find("\n", position)
+        line_end = len(where.text) if line_end < 0 else line_end
+        raw = where.text[position:line_end].removesuffix("\r")
+        indent = len(raw) - len(line) if line else len(raw)
+        if line and raw[indent:] != line:
+            return None
+        file_lines.append(position + indent)
+        position = line_end + 1
+    value_starts = [0]
+    for line in value.split("\n")[:-1]:
+        value_starts.append(value_starts[-1] + len(line) + 1)
+
+    def to_file(index: int) -> int:
+        row = bisect.bisect_right(value_starts, index) - 1
+        return file_lines[row] + index - value_starts[row]
+
+    return value, to_file
+
+
+def digest_field(mapping: MappingNode, after: Node, where: Located, key: str, *,
+                 hex_only: bool = False) -> DigestField | None:
+    """Where `key` holds (or would hold) the digest in `mapping`; None where it cannot be edited.
+
+    An existing scalar is replaced in place; otherwise a `key: ...` entry is added right
+    after the `after` value, as a new line at its key's indentation, or in a flow mapping
+    as a new entry.
+    """
+    existing = mapping_get(mapping, key)
+    if isinstance(existing, ScalarNode):
+        if existing.style not in (None, "", "'", '"'):
+            return None
+        start, end = value_span(existing)
+        if where.text[start:end] != existing.value:
+            return None
+        if existing.style:
+            return DigestField(start, end, hex_only=hex_only)
+        needs_space = start == end and where.text[start - 1:start] == ":"
+        return DigestField(start, end, prefix=" " if needs_space else "", hex_only=hex_only)
+    if existing is not None:
+        return None
+    if mapping.flow_style:
+        return DigestField(after.end_mark.index, after.end_mark.index, prefix=f", {key}: ", hex_only=hex_only)
+    key_node = next(k for k, v in mapping.value if v is after)
+    line_end = where.text.find("\n", after.end_mark.index)
+    indent = " " * key_node.start_mark.column
+    if line_end < 0:  # the last line of a file without a final newline
+        return DigestField(len(where.text), len(where.text), prefix=f"\n{indent}{key}: ", hex_only=hex_only)
+    newline = "\r\n" if where.text[line_end - 1:line_end] == "\r" else "\n"
+    return DigestField(line_end + 1, line_end + 1, prefix=f"{indent}{key}: ", suffix=newline, hex_only=hex_only)

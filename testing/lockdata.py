@@ -1,0 +1,30 @@
+"""Lockfiles for offline tests: every reference locked to a digest derived from its name and tag.
+
+The digests are test data, not any real image's; they are the same on every
+machine, so golden files can hold them.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from pinguard.commands.lock import locked_key
+from pinguard.lockfile import Lock, LockEntry
+from pinguard.sources.base import Found
+
+
+def test_digest(name: str, tag: str) -> str:
+    return "sha256:" + hashlib.sha256(f"{name}:{tag}".encode()).hexdigest()
+
+
+def lock_for(found: Iterable[Found]) -> Lock:
+    entries = []
+    for item in found:
+        key = locked_key(item.reference) if item.reference else None
+        if key is not None:
+            entries.append(LockEntry(
+                name=key[0], tag=key[1], digest=test_digest(*key),
+                media_type="application/vnd.oci.image.manifest.v1+json", size=0, tag_kind="other",
+                frozen_tag=None, resolved_at="2026-11-30T00:00:00Z", platforms={},
+            ))
+    return Lock().with_entries(entries)
