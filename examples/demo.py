@@ -8,6 +8,8 @@ digests printed are the stand-ins', not AWS's.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,25 +23,39 @@ from testing.seed import REPOSITORY, repush_moving, seed_dlc
 IMAGE = f"public.ecr.aws/{REPOSITORY}"
 
 
-def _pinguard(*args: str) -> None:
+def _pinguard(*args: str, expect: int = 0) -> None:
     print(f"\n$ pinguard {' '.join(args)}", flush=True)
-    subprocess.run([sys.executable, "-m", "pinguard", *args], check=True)
+    status = subprocess.run([sys.executable, "-m", "pinguard", *args], check=False).returncode
+    if status != expect:
+        raise SystemExit(f"pinguard {args[0]} exited {status}, expected {expect}")
 
 
 def main() -> int:
+    example = Path(__file__).resolve().parent / "dlc"
     with tempfile.TemporaryDirectory(prefix="pinguard-demo-") as workdir, \
-            start_registry(Path(workdir), tls=True, token_auth=True) as registry:
+            start_registry(Path(workdir) / "registry", tls=True, token_auth=True) as registry:
         seed_dlc(registry.pusher())
         print(f"Stand-in registry for public.ecr.aws at {registry.url} (TLS, bearer tokens).")
         print("Its images are small STAND-INS with DLC-style tags: their digests are not AWS's.")
         flags = ("--mirror", f"public.ecr.aws={registry.url}", "--ca-file", str(registry.ca_file))
-        _pinguard("resolve", *flags, f"{IMAGE}:train-ml-cuda-v1.1", f"{IMAGE}:train-ml-cuda-v1.1.0",
-                  f"{IMAGE}:multi-v1")
+        tree = Path(workdir) / "example"
+        shutil.copytree(example, tree)  # the bundled example stays as written
+        os.chdir(tree)
+        os.environ["PINGUARD_CACHE_DIR"] = str(Path(workdir) / "cache")  # a throwaway cache, like the registry
 
-        print("\nA security rebuild re-points the moving tag train-ml-cuda-v1.1 (stand-in v1.1.3)...")
+        _pinguard("scan")
+        _pinguard("lock", *flags)
+        print("\n$ cat pinguard.lock")
+        print(Path("pinguard.lock").read_text(), end="")
+        _pinguard("pin", "--dry-run", expect=1)
+        _pinguard("pin")
+        _pinguard("pin", "--dry-run")  # nothing left to pin
+
+        print("\nA security rebuild re-points the moving tag train-ml-cuda-v1.1 (stand-in v1.1.3);")
+        print("the pinned files and the lock still name the digest that was verified:")
         repush_moving(registry.pusher())
         _pinguard("resolve", *flags, f"{IMAGE}:train-ml-cuda-v1.1")
-        _pinguard("resolve", *flags, "--format", "json", f"{IMAGE}:train-ml-cuda-v1.1")
+        os.chdir(example)
     return 0
 
 

@@ -59,7 +59,7 @@ def outside(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     assert attempts == [], "traffic tried to leave loopback"
 
 
-def _require_registry_tools() -> None:
+def require_registry_tools() -> None:
     missing = [tool for tool in (REGISTRY_BINARY, "skopeo") if shutil.which(tool) is None]
     if missing:
         if os.environ.get("CI"):
@@ -94,7 +94,7 @@ def sha256(data: bytes) -> str:
 @pytest.fixture(scope="module")
 def token_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededRegistry]:
     """docker-registry with TLS and bearer-token auth, seeded with DLC-style tags; one per module."""
-    _require_registry_tools()
+    require_registry_tools()
     workdir = tmp_path_factory.mktemp("token-registry")
     with start_registry(workdir, tls=True, token_auth=True) as registry:
         yield SeededRegistry(registry, seed_dlc(registry.pusher()), workdir)
@@ -103,7 +103,7 @@ def token_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededR
 @pytest.fixture(scope="module")
 def plain_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededRegistry]:
     """docker-registry over plain HTTP on loopback, seeded; one per module."""
-    _require_registry_tools()
+    require_registry_tools()
     workdir = tmp_path_factory.mktemp("plain-registry")
     with start_registry(workdir) as registry:
         yield SeededRegistry(registry, seed_dlc(registry.pusher()), workdir)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 
 from pinguard.errors import InvalidReference
@@ -28,6 +28,7 @@ SOURCE = "dockerfile"
 _DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9]*)[ \t]*=(.*)")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _VARIABLE_START = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_ANY_VARIABLE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 _HEREDOC = re.compile(r"[0-9]*<<(-?)([^<]*)")
 _STAGE_INDEX = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi accepts
 _HEREDOC_COMMANDS = ("run", "copy", "add")
@@ -69,6 +70,25 @@ class _Arg:
     span: tuple[int, int] | None  # where the default is written, when it can be pinned in place
 
 
+@dataclass(frozen=True)
+class _Scope:
+    """What an image value may name instead of an image, and the build arguments it may use."""
+
+    stages: Collection[str]  # lowercased stage names
+    arguments: Mapping[str, _Arg] | None  # None where BuildKit expands none (COPY --from)
+
+    def names_stage(self, value: str) -> bool:
+        if value == _SCRATCH or value.lower() in self.stages:
+            return True
+        # Stage indexes and the build context can only follow --from.
+        return self.arguments is None and (value == _BUILD_CONTEXT or _STAGE_INDEX.fullmatch(value) is not None)
+
+    def may_name_stage(self, value: str) -> bool:
+        """Whether a stage matches `value` whatever its unknown arguments hold: `FROM binary-$TARGETOS`."""
+        parts = _ANY_VARIABLE.split(value.lower())
+        return any(parts) and any(_glob_matches(parts, stage) for stage in self.stages)
+
+
 def find(text: str, path: str) -> list[Found]:
     return _Finder(text, path).run()
 
@@ -84,13 +104,9 @@ class _Finder:
     def run(self) -> list[Found]:
         instructions = list(self._instructions())
         stages = {name for item in instructions if (name := self._stage_name(item)) is not None}
-        earlier: set[str] = set()
+        earlier: set[str] = set()  # FROM sees only the stages above it; --from sees them all
         arguments: dict[str, _Arg] = {}
         global_scope = True
-
-        def names_stage(value: str) -> bool:  # FROM sees only the stages above it
-            return value == _SCRATCH or value.lower() in earlier
-
         for item in instructions:
             if item.command == "arg" and global_scope:
                 self._declare(item.line, item.args, arguments)
@@ -98,12 +114,12 @@ class _Finder:
                 global_scope = False
                 _, words = self._flags_and_words(item.line, item.args)
                 if words:
-                    self._image(item.line, *words[0], names_stage, arguments)
+                    self._image(item.line, *words[0], _Scope(earlier, arguments))
                 name = self._stage_name(item)
                 if name is not None:
                     earlier.add(name)
             elif item.command in ("copy", "run"):
-                self._sources(item, stages)
+                self._sources(item, _Scope(stages, None))
         return sorted(self.found.values(), key=lambda found: found.span.start)
 
     # Reading instructions
@@ -161,10 +177,10 @@ class _Finder:
     def _heredocs(self, command: str, line: _Line, args: int) -> list[tuple[str, bool]]:
         """The heredocs an instruction opens, in order: (terminator, whether leading tabs are stripped)."""
         if command == "onbuild":
-            words = _words(line.text, args, "\\")
-            if not words:
+            spans = _words(line.text, args, "\\")
+            if not spans:
                 return []
-            command, args = line.text[words[0][0] : words[0][1]].lower(), words[0][1]
+            command, args = line.text[spans[0][0] : spans[0][1]].lower(), spans[0][1]
         if command not in _HEREDOC_COMMANDS or "<<" not in line.text[args:]:
             return []
         _, rest = self._flags_and_words(line, args)
@@ -222,35 +238,30 @@ class _Finder:
 
     # Image values
 
-    def _image(
-        self,
-        line: _Line,
-        start: int,
-        end: int,
-        is_stage: Callable[[str], bool],
-        arguments: Mapping[str, _Arg] | None,
-    ) -> None:
-        """Report the image named by line.text[start:end], unless it names a stage.
-
-        `arguments` are the build arguments the value may use; None where BuildKit expands none.
-        """
+    def _image(self, line: _Line, start: int, end: int, scope: _Scope) -> None:
+        """Report the image named by line.text[start:end], unless it names a stage."""
+        if start == end:
+            return  # BuildKit reads an empty --from as no --from
         raw = line.text[start:end]
+        arguments = scope.arguments
         values = None if arguments is None else {key: arg.value for key, arg in arguments.items()}
         inner = _unquoted(raw)
         if inner is None:
             expanded = _expand(raw, self.escape, values)
-            if expanded is None or not is_stage(expanded):
+            if expanded is None or not scope.names_stage(expanded):
                 self._report(line, start, end, _variables_problem(raw) or _PARTLY_QUOTED)
             return
         start, end, quote = start + inner[0], start + inner[1], inner[2]
         value = line.text[start:end]
         names = [] if quote == "'" else _variable_names(value)
         if not names:
-            if not is_stage(value):
+            if not scope.names_stage(value):
                 self._report(line, start, end)
             return
         expanded = None if values is None else _expand(value, self.escape, values)
-        if expanded is not None and is_stage(expanded):
+        if expanded is not None and scope.names_stage(expanded):
+            return
+        if expanded is None and arguments is not None and scope.may_name_stage(value):
             return
         single = _VARIABLE.fullmatch(value)
         if single is None or arguments is None:
@@ -260,23 +271,17 @@ class _Finder:
         arg = arguments.get(name)
         if arg is not None and arg.span is not None:
             self._add(*arg.span)
-        elif arg is None or arg.raw is None:
-            self._report(line, start, end, f"uses build argument ${{{name}}}, which has no default; cannot be resolved")
+            return
+        if arg is None:
+            why = "which is not declared before the first FROM; cannot be resolved"
+        elif arg.raw is None:
+            why = "which has no default; cannot be resolved"
         else:
-            self._report(
-                line, start, end, f'uses build argument ${{{name}}}, whose default "{arg.raw}" cannot be pinned in place'
-            )
+            why = f'whose default "{arg.raw}" cannot be pinned in place'
+        self._report(line, start, end, f"uses build argument ${{{name}}}, {why}")
 
-    def _sources(self, item: _Instruction, stages: set[str]) -> None:
+    def _sources(self, item: _Instruction, scope: _Scope) -> None:
         """Images named by `COPY --from=` or by `from=` in a `RUN --mount=`."""
-
-        def is_stage(value: str) -> bool:
-            return (
-                value in (_SCRATCH, _BUILD_CONTEXT)
-                or value.lower() in stages
-                or _STAGE_INDEX.fullmatch(value) is not None
-            )
-
         flags, _ = self._flags_and_words(item.line, item.args)
         text = item.line.text
         for start, end in flags:
@@ -285,12 +290,12 @@ class _Finder:
             if not equals:
                 continue
             if item.command == "copy" and name == "from":
-                self._image(item.line, value, end, is_stage, None)
+                self._image(item.line, value, end, scope)
             elif item.command == "run" and name == "mount":
                 for field in re.finditer(r"[^,]+", text[value:end]):
                     key, equals, _ = field.group().partition("=")
                     if equals and key.lower() == "from":
-                        self._image(item.line, value + field.start() + len(key) + 1, value + field.end(), is_stage, None)
+                        self._image(item.line, value + field.start() + len(key) + 1, value + field.end(), scope)
 
     # Results
 
@@ -344,7 +349,7 @@ def _split_command(text: str) -> tuple[str, int]:
 
 def _words(text: str, start: int, escape: str) -> list[tuple[int, int]]:
     """Blank-separated words of text[start:], quotes and escaped characters kept inside their word."""
-    words = []
+    words: list[tuple[int, int]] = []
     index, end = start, len(text)
     while True:
         while index < end and text[index].isspace():
@@ -414,6 +419,22 @@ def _expand(raw: str, escape: str, values: Mapping[str, str | None] | None) -> s
             out.append(char)
         index += 1
     return None if quote else "".join(out)
+
+
+def _glob_matches(parts: list[str], name: str) -> bool:
+    """Whether `name` is the literal `parts` in order with anything between them."""
+    if len(parts) == 1:
+        return name == parts[0]
+    first, last = parts[0], parts[-1]
+    if len(first) + len(last) > len(name) or not (name.startswith(first) and name.endswith(last)):
+        return False
+    position, limit = len(first), len(name) - len(last)
+    for part in parts[1:-1]:  # taking each part as early as it occurs never rules out a match
+        position = name.find(part, position, limit)
+        if position < 0:
+            return False
+        position += len(part)
+    return True
 
 
 def _variable_names(value: str) -> list[str]:

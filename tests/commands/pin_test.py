@@ -46,3 +46,80 @@ def test_pin_matches_golden(source: Path, tmp_path: Path, monkeypatch: pytest.Mo
     status, out, _ = _run(["pin", "--dry-run", source.name])  # a second pin has nothing left to do
     assert (status, out) == (0, "")
     assert target.read_bytes() == _golden(source).read_bytes()
+
+
+POD = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    work = tmp_path / "tree"
+    work.mkdir()
+    for name in ("a.yaml", "b.yaml"):
+        (work / name).write_text(POD)
+    monkeypatch.chdir(work)
+    lockfile.write(work / "pinguard.lock", lock_for(scan(["."]).found))
+    return work
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(tree: Path) -> None:
+    before = _snapshot(tree)
+    status, out, _ = _run(["pin", "--dry-run", "a.yaml"])
+    assert status == 1
+    assert out.startswith("--- a/a.yaml\n+++ b/a.yaml\n")
+    assert "-    image: nginx:1.25\n+    image: nginx:1.25@sha256:" in out
+    assert _snapshot(tree) == before
+
+
+def test_a_file_that_cannot_be_written_leaves_every_file_unchanged(tree: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from pinguard import rewrite
+
+    real_stage = rewrite.stage
+    staged: list[Path] = []
+
+    def failing_stage(path: Path, data: bytes, *, mode: int | None = None) -> str:
+        if staged:
+            raise OSError(28, "No space left on device", str(path))
+        staged.append(path)
+        return real_stage(path, data, mode=mode)
+
+    monkeypatch.setattr(rewrite, "stage", failing_stage)
+    before = _snapshot(tree)
+    status, _, err = _run(["pin"])
+    assert status == 2
+    assert "No space left on device; nothing was written" in err
+    assert _snapshot(tree) == before  # the first file staged was not renamed either; no temporary left
+
+
+def test_references_missing_from_the_lock_are_reported(tree: Path) -> None:
+    (tree / "c.yaml").write_text(POD.replace("nginx:1.25", "redis:7.2"))
+    status, _, err = _run(["pin"])
+    assert status == 1
+    assert "c.yaml:5:12: docker.io/library/redis:7.2 is not in pinguard.lock; run `pinguard pin --resolve`" in err
+    assert "@sha256:" in (tree / "a.yaml").read_text()  # what is locked is still pinned
+    assert (tree / "c.yaml").read_text() == POD.replace("nginx:1.25", "redis:7.2")
+
+
+def test_a_broken_file_stops_every_write(tree: Path) -> None:
+    (tree / "broken.yaml").write_text("kind: Pod\nspec: {image: nginx:1.25\n")
+    (tree / "latin1.yaml").write_bytes("image: caf\xe9:1\n".encode("latin-1"))
+    before = _snapshot(tree)
+    status, _, err = _run(["pin"])
+    assert status == 2
+    assert "broken.yaml:" in err and "latin1.yaml:1:1: not UTF-8 text" in err and "nothing written" in err
+    assert _snapshot(tree) == before
+
+
+def test_symlink_out_of_the_tree_is_refused(tree: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(POD)
+    (tree / "link.yaml").symlink_to(outside)
+    before = _snapshot(tree)
+    status, _, err = _run(["pin"])
+    assert status == 2 and "a symlink to" in err and "outside the tree" in err
+    assert outside.read_text() == POD and _snapshot(tree) == before

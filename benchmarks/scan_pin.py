@@ -1,0 +1,154 @@
+"""Scan and pin 5,000 real Kubernetes manifests: pinguard versus a bare libyaml parse of the same files.
+
+The tree comes from `shared/bench/gen_manifests.py` (copies of real kuberay,
+kubeflow, Kubernetes and AWS DLC manifests, 13 MB). Every command runs in a
+fresh interpreter, so start-up and imports count the same for all; wall time is
+taken around the child, peak memory is its maximum resident set as GNU
+`/usr/bin/time` reports it. Run:
+`.venv/bin/python benchmarks/scan_pin.py [--files N] [--repeat K]`.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pinguard import lockfile
+from pinguard.scanning import scan
+from testing.lockdata import lock_for
+
+GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_manifests.py"
+SCAN_GOAL = 1.5  # scan's wall time over the bare parse
+PIN_GOAL = 2.0  # pin's wall time over the bare parse
+TIME = "/usr/bin/time"  # GNU time: %M is the peak RSS in KiB
+
+# What any YAML tool must pay at least: read every file as text and compose every document with libyaml.
+BASELINE = """
+import os, sys, yaml
+for root, _, names in os.walk(sys.argv[1]):
+    for name in names:
+        with open(os.path.join(root, name), encoding="utf-8") as f:
+            for _ in yaml.compose_all(f.read(), Loader=yaml.CSafeLoader):
+                pass
+"""
+
+
+@dataclass
+class Runs:
+    walls: list[float]
+    peaks_kib: list[int]
+
+    @property
+    def wall(self) -> float:
+        return statistics.median(self.walls)
+
+    @property
+    def peak_mib(self) -> float:
+        return max(self.peaks_kib) / 1024
+
+
+def _measure(args: list[str], cwd: Path, runs: Runs) -> None:
+    """Run one child under /usr/bin/time, its stdout to /dev/null; add its wall time and peak RSS to `runs`.
+
+    Not RUSAGE_CHILDREN (the maximum over every child so far) nor os.wait4 on a child of
+    this process: Linux carries the pre-exec high-water mark of the forked copy (this
+    interpreter, pinguard imported) into the child's ru_maxrss. time's own copy is small.
+    """
+    # stderr goes to a file: a pipe left unread while waiting could fill and stall the child.
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as usage:
+        started = time.perf_counter()
+        code = subprocess.run([TIME, "-f", "%M", "-o", usage.name, *args], cwd=cwd, stdout=subprocess.DEVNULL,
+                              stderr=err, check=False).returncode
+        wall = time.perf_counter() - started
+        if code != 0:  # a failing command would be timing the wrong work
+            err.seek(0)
+            raise SystemExit(f"{' '.join(args)} exited {code}:\n{err.read().decode()[-2000:]}")
+        peak_kib = int(usage.read().split()[-1])
+    runs.walls.append(wall)
+    runs.peaks_kib.append(peak_kib)
+
+
+def _changed(pristine: Path, pinned: Path) -> int:
+    """Files whose bytes differ between the two trees."""
+    count = 0
+    for root, _, names in os.walk(pristine):
+        for name in names:
+            before = Path(root) / name
+            after = pinned / before.relative_to(pristine)
+            count += before.read_bytes() != after.read_bytes()
+    return count
+
+
+def _outside_git(folder: Path) -> None:
+    # Inside a git work tree pinguard walks `git ls-files`, which would change what is measured.
+    inside = subprocess.run(["git", "-C", str(folder), "rev-parse", "--is-inside-work-tree"],
+                            capture_output=True, text=True, check=False)
+    if inside.stdout.strip() == "true":
+        raise SystemExit(f"{folder} is inside a git work tree; set TMPDIR to a folder outside one")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=5000, help="manifests in the tree (default 5000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command (default 3)")
+    args = parser.parse_args()
+    if not os.access(TIME, os.X_OK):
+        raise SystemExit(f"{TIME} (GNU time) is needed to read each command's peak memory")
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="pinguard-bench-") as tmp:
+        base = Path(tmp)
+        _outside_git(base)
+        pristine = base / "pristine" / "tree"
+        generated = subprocess.run([python, str(GENERATOR), str(pristine), str(args.files)],
+                                   check=True, capture_output=True, text=True).stdout.strip()
+        size = sum(p.stat().st_size for p in pristine.rglob("*") if p.is_file())
+
+        # Untimed: lock every reference the tree holds, with the test digests.
+        scanned = scan([str(pristine)])
+        if scanned.errors:
+            raise SystemExit("scan errors in the generated tree:\n" + "\n".join(scanned.errors[:10]))
+        found = scanned.found
+        pinnable = sum(item.reference is not None for item in found)
+        lock = base / "pinguard.lock"
+        lockfile.write(lock, lock_for(found))
+
+        baseline, scans, pins = Runs([], []), Runs([], []), Runs([], [])
+        rewritten: set[int] = set()
+        # Rounds interleave the three commands, so drift on the machine touches each alike.
+        for round_ in range(args.repeat):
+            _measure([python, "-c", BASELINE, "tree"], pristine.parent, baseline)
+            _measure([python, "-m", "pinguard", "scan", "--format", "json", "tree"], pristine.parent, scans)
+            work = base / f"pin-{round_}" / "tree"
+            shutil.copytree(pristine, work)  # pin rewrites the tree: each run starts from a fresh copy
+            _measure([python, "-m", "pinguard", "pin", "tree", "--lockfile", str(lock)], work.parent, pins)
+            rewritten.add(_changed(pristine, work))
+            shutil.rmtree(work.parent)
+
+    print(f"{generated} ({size} bytes); {len(found)} references ({pinnable} pinnable)")
+    print(f"median wall of {args.repeat} runs and max peak RSS, each run in a fresh interpreter")
+    print(f"{'command':<20} {'wall s':>7} {'peak MiB':>9} {'wall x':>7} {'memory x':>9}")
+    for label, runs, note in (
+        ("yaml.compose_all", baseline, "read and compose every file (CSafeLoader)"),
+        ("pinguard scan", scans, f"{len(found)} references, JSON to /dev/null"),
+        ("pinguard pin", pins, f"{'/'.join(map(str, sorted(rewritten)))} files rewritten"),
+    ):
+        print(f"{label:<20} {runs.wall:7.2f} {runs.peak_mib:9.1f} {runs.wall / baseline.wall:7.2f} "
+              f"{runs.peak_mib / baseline.peak_mib:9.2f}  {note}")
+    scan_ratio, pin_ratio = scans.wall / baseline.wall, pins.wall / baseline.wall
+    print(f"goals (wall): scan within {SCAN_GOAL}x of the bare parse: {scan_ratio:.2f}x, "
+          f"{'met' if scan_ratio <= SCAN_GOAL else 'missed'}; "
+          f"pin within {PIN_GOAL}x: {pin_ratio:.2f}x, {'met' if pin_ratio <= PIN_GOAL else 'missed'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,26 @@
+"""The quick start's main command: the bundled example end to end against a stand-in registry."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_registry_tools
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.registry
+def test_demo_runs_the_whole_flow() -> None:
+    require_registry_tools()
+    before = {p: p.read_bytes() for p in (ROOT / "examples" / "dlc").iterdir()}
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py")], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "STAND-INS" in result.stdout
+    assert "pinguard.lock: 3 new, 0 kept, 0 dropped" in result.stdout
+    assert "pinned 3 files" in result.stdout
+    assert "same digest as frozen tag train-ml-cuda-v1.1.3" in result.stdout  # the rebuild was seen
+    assert {p: p.read_bytes() for p in (ROOT / "examples" / "dlc").iterdir()} == before  # example untouched
