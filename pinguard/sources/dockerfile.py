@@ -26,9 +26,9 @@ from pinguard.sources.base import Found, SourceError, Span
 SOURCE = "dockerfile"
 
 _DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9]*)[ \t]*=(.*)")
-_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_VARIABLE_START = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
-_ANY_VARIABLE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")  # the forms we expand
+_VARIABLE_START = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # names any form, `${A:-x}` too
+_ANY_VARIABLE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")  # a whole use of any form
 _HEREDOC = re.compile(r"[0-9]*<<(-?)([^<]*)")
 _STAGE_INDEX = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi accepts
 _HEREDOC_COMMANDS = ("run", "copy", "add")
@@ -126,8 +126,7 @@ class _Finder:
 
     def _instructions(self) -> Iterator[_Instruction]:
         """Instructions as BuildKit's parser splits them, heredoc bodies left out."""
-        starts = self.line_starts
-        count = len(starts)
+        count = len(self.line_starts)
         continuation = re.compile(re.escape(self.escape) + r"[ \t]*$")
         index = 0
         while index < count:

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import pytest
+
+from pinguard import sources
+
+K8S = "apiVersion: v1\nkind: Pod\n"
+WORKFLOW = "name: ci\non: [push]\njobs:\n  a: {}\n"
+COMPOSE = "services:\n  web:\n    image: nginx\n"
+KUSTOMIZE = "resources: [a.yaml]\nimages:\n- name: nginx\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "kind"),
+    [
+        ("Dockerfile", "", "dockerfile"),
+        ("build/Dockerfile.cuda", "", "dockerfile"),
+        ("app.Dockerfile", "", "dockerfile"),
+        ("Containerfile", "", "dockerfile"),
+        ("scorecard-testdata-Dockerfile-args", "", "dockerfile"),
+        ("docs/Dockerfile.md", "", None),
+        ("README.md", "image: x", None),
+        ("main.py", "image: x", None),
+        ("k8s/pod.yaml", K8S, "kubernetes"),
+        ("k8s/pod.json", '{"kind": "Pod"}', "kubernetes"),
+        ("deploy.yaml-template", K8S, "kubernetes"),
+        ("compose.yaml", "", "compose"),
+        ("docker-compose.prod.yml", "", "compose"),
+        ("django.compose.yaml", "", "compose"),
+        ("stack.yml", COMPOSE, "compose"),
+        (".github/workflows/ci.yml", "", "workflow"),
+        ("action.yml", "", "workflow"),
+        ("ci-tests.yml", WORKFLOW, "workflow"),
+        ("values.yaml", "", "helm"),
+        ("values-prod.yaml", "", "helm"),
+        ("bitnami-nginx-values.yaml", "", "helm"),
+        ("kustomization.yaml", "", "kustomize"),
+        ("overlays-kustomization.yaml", "", "kustomize"),
+        ("base.yml", KUSTOMIZE, "kustomize"),
+        ("runtime_env.yaml", "", "runtime_env"),
+        ("job-runtime-env.json", "", "runtime_env"),
+    ],
+)
+def test_detect(path: str, text: str, kind: str | None) -> None:
+    assert sources.detect(path, text) == kind
+
+
+TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+        - name: fixed
+          image: busybox:1.36  # literal
+{{- if .Values.extra }}
+        - image: {{ .Values.extra }}
+{{- end }}
+"""
+
+
+def test_a_template_that_is_not_yaml_is_read_line_by_line() -> None:
+    found = sources.find("templates/deploy.yaml", TEMPLATE, "kubernetes")
+    assert [(f.line, f.column, f.value, f.reference is not None) for f in found] == [
+        (8, 19, "{{ .Values.image.repository }}:{{ .Values.image.tag }}", False),
+        (10, 18, "busybox:1.36", True),
+        (12, 18, "{{ .Values.extra }}", False),
+    ]
+    assert all(TEMPLATE[f.span.start:f.span.end] == f.value for f in found)
+
+
+def test_invalid_yaml_without_templates_is_an_error() -> None:
+    with pytest.raises(sources.SourceError) as raised:
+        sources.find("pod.yaml", "kind: Pod\nspec: [image: x\n  - y\n", "kubernetes")
+    assert raised.value.line >= 2 and "invalid YAML" in str(raised.value)
