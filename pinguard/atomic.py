@@ -16,8 +16,12 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
         raise
 
 
-def stage(path: Path, data: bytes, *, mode: int | None = None) -> str:
-    """Write `data` to a synced temporary file beside `path`, ready to be renamed over it."""
+def stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True) -> str:
+    """Write `data` to a temporary file beside `path`, ready to be renamed over it.
+
+    The file is synced unless `sync` is false, for callers staging many files that
+    sync them all at once before renaming any.
+    """
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777
@@ -27,8 +31,9 @@ def stage(path: Path, data: bytes, *, mode: int | None = None) -> str:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(temporary, mode)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

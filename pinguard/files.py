@@ -53,33 +53,29 @@ def walk(paths: Sequence[str], cwd: Path) -> Iterator[Path]:
     """Every file named or below a named folder, each once, in a stable order."""
     seen: set[Path] = set()
     for argument in paths or ["."]:
-        start = Path(argument)
-        if start.is_dir():
-            candidates = sorted(_listed(start))
-        else:
-            candidates = [start]
-        for candidate in candidates:
-            shown = _relative(candidate, cwd)
+        names = sorted(_listed(argument)) if os.path.isdir(argument) else [argument]
+        for name in names:
+            shown = _relative(name, cwd)
             if shown not in seen:
                 seen.add(shown)
                 yield shown
 
 
-def _listed(folder: Path) -> list[Path]:
+def _listed(folder: str) -> list[str]:
     listed = _git_files(folder)
     if listed is not None:
         return listed
-    found: list[Path] = []
+    found: list[str] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(root) / name for name in files)
+        found.extend(os.path.join(root, name) for name in files)
     return found
 
 
-def _git_files(folder: Path) -> list[Path] | None:
+def _git_files(folder: str) -> list[str] | None:
     try:
         result = subprocess.run(
-            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
             capture_output=True, check=False, timeout=60,
         )
     except (OSError, subprocess.TimeoutExpired):
@@ -87,12 +83,14 @@ def _git_files(folder: Path) -> list[Path] | None:
     if result.returncode != 0:
         return None  # not a git work tree, or git is missing
     names = result.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return [folder / name for name in names if name and (folder / name).is_file()]
+    paths = (os.path.join(folder, name) for name in names if name)
+    return [path for path in paths if os.path.isfile(path)]  # deleted files and submodules are listed too
 
 
-def _relative(path: Path, cwd: Path) -> Path:
-    absolute = path if path.is_absolute() else cwd / path
-    try:
-        return Path(os.path.normpath(absolute)).relative_to(cwd)
-    except ValueError:
-        return Path(os.path.normpath(absolute))
+def _relative(name: str, cwd: Path) -> Path:
+    """Paths below the current folder are shown relative to it, others as absolute paths."""
+    normal = os.path.normpath(name)
+    if not os.path.isabs(normal) and not normal.startswith(".."):
+        return Path(normal)
+    absolute = Path(os.path.normpath(cwd / normal))
+    return absolute.relative_to(cwd) if absolute.is_relative_to(cwd) else absolute

@@ -54,13 +54,16 @@ def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> No
         if target.read_bytes() != file.data:
             raise PinguardError(f"{file.path}: changed while pinguard was working; nothing was written")
     staged: list[tuple[str, Path]] = []
+    many = len(targets) > 1
     try:
         for target, file, text in targets:
-            staged.append((stage(target, file.encode(text)), target))
+            staged.append((stage(target, file.encode(text), sync=not many), target))
     except OSError as exc:
         for temporary, _ in staged:
             Path(temporary).unlink(missing_ok=True)
         raise PinguardError(f"cannot write {exc.filename or 'a file'}: {exc.strerror}; nothing was written") from None
+    if many:
+        os.sync()  # one flush for every staged file, before any rename makes one visible
     for done, (temporary, target) in enumerate(staged):
         try:
             os.replace(temporary, target)

@@ -10,7 +10,7 @@ SOURCE = "compose"
 
 
 def find(text: str, path: str) -> list[Found]:
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found: list[Found] = []
     for document in compose(text):
         services = mapping_get(document, "services")

@@ -37,7 +37,7 @@ _IMAGE_KEY = re.compile(r"(?i)(^|[a-z])image$")
 
 
 def find(text: str, path: str) -> list[Found]:
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found: list[Found] = []
     for document in compose(text):
         found.extend(kubernetes.find_in(document, where))
@@ -68,10 +68,12 @@ def _structured(image: MappingNode, where: Located) -> Found | None:
     written = f"{registry}/{repository}:{tag}" if registry else f"{repository}:{tag}"
 
     def unresolvable(problem: str) -> Found:
-        return Found(where.path, SOURCE, span, repository, None, problem)
+        return Found(where.path, SOURCE, span, where.text[start:end], None, problem)
 
     if not repository:
         return None
+    if where.text[start:end] != repository:
+        return unresolvable("written with escapes or over several lines; write it as a plain or quoted value")
     if any(is_templated(part) for part in (registry, repository, tag)):
         return unresolvable(f"templated value {written!r} cannot be resolved")
     if not tag or tag_node is None:

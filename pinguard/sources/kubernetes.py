@@ -26,7 +26,7 @@ _POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "t
 def find(text: str, path: str) -> list[Found]:
     if "image" not in text:  # every key this kind looks for says "image"; most CRDs and configs do not
         return []
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found: list[Found] = []
     for document in compose(text):
         if not _skipped(document):

@@ -25,7 +25,7 @@ SOURCE = "kustomize"
 
 
 def find(text: str, path: str) -> list[Found]:
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found: list[Found] = []
     for document in compose(text):
         images = mapping_get(document, "images")
@@ -45,6 +45,9 @@ def _entry(entry: MappingNode, where: Located) -> Found | None:
         return None
     start, end = value_span(name_node)
     span = where.span(start, end)
+    if where.text[start:end] != name:
+        return Found(where.path, SOURCE, span, where.text[start:end], None,
+                     "written with escapes or over several lines; write it as a plain or quoted value")
     if is_templated(name) or is_templated(tag):
         return Found(where.path, SOURCE, span, name, None, f"templated value {name}:{tag!r} cannot be resolved")
     field = digest_field(entry, tag_node, where, "digest")

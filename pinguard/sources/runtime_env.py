@@ -16,7 +16,7 @@ SOURCE = "runtime_env"
 
 
 def find(text: str, path: str) -> list[Found]:
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found = [item for doc in compose(text) for item in find_in(doc, where)]
     return sorted(found, key=lambda f: f.span.start)
 

@@ -17,7 +17,7 @@ _DOCKER = "docker://"
 
 
 def find(text: str, path: str) -> list[Found]:
-    where = Located.of(text, path, SOURCE)
+    where = Located(text, path, SOURCE)
     found: list[Found] = []
     for document in compose(text):
         jobs = mapping_get(document, "jobs")

@@ -19,10 +19,22 @@ from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources.base import DigestField, Found, SourceError, Span
 
-try:
-    _Loader: type = yaml.CSafeLoader
-except AttributeError:  # PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+_NULL = "tag:yaml.org,2002:null"
+_STR = "tag:yaml.org,2002:str"
+_NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's parser with the one tag decision pinguard needs: null or not.
+
+    The stock resolver tries a dozen regular expressions on every scalar (ints,
+    floats, booleans, timestamps); sources only ever ask whether a value is null.
+    """
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode:
+            return _NULL if implicit[0] and value in _NULLS else _STR
+        return "tag:yaml.org,2002:map" if kind is MappingNode else "tag:yaml.org,2002:seq"
 
 _TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
 _PATTERN = re.compile(r"[*?!|]")  # policy patterns (Kyverno, Gatekeeper), never image references
@@ -55,7 +67,7 @@ def mapping_get(node: Node, key: str) -> Node | None:
 
 def scalar_text(node: Node | None) -> str | None:
     """The value of a string scalar, else None."""
-    if isinstance(node, ScalarNode) and node.tag != "tag:yaml.org,2002:null":
+    if isinstance(node, ScalarNode) and node.tag != _NULL:
         return str(node.value)
     return None
 
@@ -81,22 +93,16 @@ def walk_pairs(root: Node) -> Iterator[tuple[MappingNode, ScalarNode, Node]]:
 
 @dataclass(frozen=True)
 class Located:
-    """A file being searched: its text, line starts, and where found values are reported."""
+    """A file being searched: its text, and where found values are reported."""
 
     text: str
     path: str
     source: str
-    line_starts: tuple[int, ...]
-
-    @classmethod
-    def of(cls, text: str, path: str, source: str) -> Located:
-        starts = [0]
-        starts.extend(m.end() for m in re.finditer("\n", text))
-        return cls(text, path, source, tuple(starts))
 
     def span(self, start: int, end: int) -> Span:
-        line = bisect.bisect_right(self.line_starts, start)
-        return Span(start, end, line, start - self.line_starts[line - 1] + 1)
+        # Counting line breaks per reference beats a line table: files hold few references.
+        line_start = self.text.rfind("\n", 0, start) + 1
+        return Span(start, end, self.text.count("\n", 0, start) + 1, start - line_start + 1)
 
 
 def value_span(node: ScalarNode) -> tuple[int, int]:

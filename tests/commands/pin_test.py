@@ -82,11 +82,11 @@ def test_a_file_that_cannot_be_written_leaves_every_file_unchanged(tree: Path,
     real_stage = rewrite.stage
     staged: list[Path] = []
 
-    def failing_stage(path: Path, data: bytes, *, mode: int | None = None) -> str:
+    def failing_stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True) -> str:
         if staged:
             raise OSError(28, "No space left on device", str(path))
         staged.append(path)
-        return real_stage(path, data, mode=mode)
+        return real_stage(path, data, mode=mode, sync=sync)
 
     monkeypatch.setattr(rewrite, "stage", failing_stage)
     before = _snapshot(tree)
