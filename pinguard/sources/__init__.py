@@ -60,7 +60,7 @@ def detect(path: str, text: str) -> str | None:
         return compose.SOURCE
     if _VALUES_NAME.search(name):
         return helm.SOURCE
-    if _top_level(text, "jobs") and (_top_level(text, "on") or _top_level(text, '"on"')):
+    if _top_level(text, "jobs") and any(_top_level(text, on) for on in ("on", '"on"', "'on'", "true")):
         return workflow.SOURCE
     if not _top_level(text, "apiVersion"):
         if _top_level(text, "services"):

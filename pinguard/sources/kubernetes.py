@@ -40,8 +40,8 @@ def find_in(document: Node, where: Located) -> list[Found]:
     for _, key, value in walk_pairs(document):
         if not isinstance(value, ScalarNode):
             continue
-        if key.value == "image":
-            item = found_at(value, where)
+        if key.value == "image":  # `docker://` as Docker container actions write it (action.yml)
+            item = found_at(value, where, prefix="docker://" if str(value.value).startswith("docker://") else "")
             if item is not None:
                 found.append(item)
         elif key.value in _EMBEDDED_RUNTIME_ENV:

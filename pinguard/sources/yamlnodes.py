@@ -21,6 +21,7 @@ from pinguard.sources.base import DigestField, Found, SourceError, Span
 
 _NULL = "tag:yaml.org,2002:null"
 _STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 
 
@@ -33,7 +34,9 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
-            return _NULL if implicit[0] and value in _NULLS else _STR
+            if implicit[0] and value in _NULLS:
+                return _NULL
+            return _MERGE if implicit[0] and value == "<<" else _STR
         return "tag:yaml.org,2002:map" if kind is MappingNode else "tag:yaml.org,2002:seq"
 
 _TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
@@ -57,12 +60,17 @@ def is_templated(value: str) -> bool:
 
 
 def mapping_get(node: Node, key: str) -> Node | None:
-    if isinstance(node, MappingNode):
-        for k, v in node.value:
-            if isinstance(k, ScalarNode) and k.value == key:
-                found: Node = v
-                return found
-    return None
+    """The value of `key`, its own or merged in with `<<: *anchor` (own keys win, as YAML says)."""
+    if not isinstance(node, MappingNode):
+        return None
+    merged: list[Node] = []
+    for k, v in node.value:
+        if isinstance(k, ScalarNode) and k.value == key:
+            found: Node = v
+            return found
+        if isinstance(k, ScalarNode) and k.tag == _MERGE:
+            merged.extend(v.value if isinstance(v, SequenceNode) else [v])
+    return next((value for value in (mapping_get(m, key) for m in merged) if value is not None), None)
 
 
 def scalar_text(node: Node | None) -> str | None:
@@ -101,8 +109,17 @@ class Located:
 
     def span(self, start: int, end: int) -> Span:
         # Counting line breaks per reference beats a line table: files hold few references.
-        line_start = self.text.rfind("\n", 0, start) + 1
-        return Span(start, end, self.text.count("\n", 0, start) + 1, start - line_start + 1)
+        brk = line_break(self.text)[-1]
+        line_start = self.text.rfind(brk, 0, start) + 1
+        return Span(start, end, self.text.count(brk, 0, start) + 1, start - line_start + 1)
+
+
+def line_break(text: str) -> str:
+    """The file's line break: LF, CRLF, or a lone CR (old Mac files, which YAML accepts)."""
+    lf = text.find("\n")
+    if lf < 0:
+        return "\r" if "\r" in text else "\n"
+    return "\r\n" if text[lf - 1:lf] == "\r" else "\n"
 
 
 def value_span(node: ScalarNode) -> tuple[int, int]:
@@ -211,10 +228,13 @@ def digest_field(mapping: MappingNode, after: Node, where: Located, key: str, *,
         return None
     if mapping.flow_style:
         return DigestField(after.end_mark.index, after.end_mark.index, prefix=f", {key}: ", hex_only=hex_only)
-    key_node = next(k for k, v in mapping.value if v is after)
-    line_end = where.text.find("\n", after.end_mark.index)
+    key_node = next((k for k, v in mapping.value if v is after), None)
+    if key_node is None:  # the tag comes from a merged mapping: its place belongs to another entry
+        return None
     indent = " " * key_node.start_mark.column
-    if line_end < 0:  # the last line of a file without a final newline
-        return DigestField(len(where.text), len(where.text), prefix=f"\n{indent}{key}: ", hex_only=hex_only)
-    newline = "\r\n" if where.text[line_end - 1:line_end] == "\r" else "\n"
-    return DigestField(line_end + 1, line_end + 1, prefix=f"{indent}{key}: ", suffix=newline, hex_only=hex_only)
+    newline = line_break(where.text)
+    line_end = where.text.find(newline, after.end_mark.index)
+    if line_end < 0:  # the last line of a file without a final line break
+        return DigestField(len(where.text), len(where.text), prefix=f"{newline}{indent}{key}: ", hex_only=hex_only)
+    insert_at = line_end + len(newline)
+    return DigestField(insert_at, insert_at, prefix=f"{indent}{key}: ", suffix=newline, hex_only=hex_only)

@@ -536,10 +536,6 @@ def test_malformed_files_never_crash(tmp_path_factory: pytest.TempPathFactory, d
 # Single cases the generators above do not reach.
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "yamlnodes.digest_field looks for '\\n' only: with CR line breaks the digest goes to the end of the file, "
-    "into whichever mapping is last, and every later pin adds it again"
-))
 def test_a_values_file_with_cr_line_breaks_gets_its_digest_in_the_image(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
@@ -561,10 +557,6 @@ def test_a_structured_image_written_with_escapes_reports_its_own_text(tmp_path_f
     assert found.reference is None  # not offered for pinning: the text is not what it means
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "yamlnodes.digest_field: when the tag is on the last line and the file has no final newline, the new "
-    "`digest:` line is started with '\\n' even in a CRLF file"
-))
 def test_a_digest_added_on_the_last_line_keeps_crlf(tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
         Path("values.yaml").write_bytes(b'image:\r\n  repository: nginx\r\n  tag: "1.25"')
@@ -575,10 +567,6 @@ def test_a_digest_added_on_the_last_line_keeps_crlf(tmp_path_factory: pytest.Tem
     assert b"\n" not in pinned.replace(b"\r\n", b"")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "compose.find reads `services.<name>.image` only: an image a service takes from an extension field "
-    "through a YAML merge key (`<<: *base`) is never found, so never pinned"
-))
 def test_a_compose_image_merged_from_an_extension_field_is_found(tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
         Path("compose.yaml").write_text(
