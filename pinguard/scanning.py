@@ -5,6 +5,7 @@ import gc
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from pinguard import sources
 from pinguard.files import TextFile, UnreadableFile, walk
@@ -39,6 +40,17 @@ def scan(paths: Sequence[str]) -> Scan:
     finally:
         if collecting:
             gc.enable()
+
+
+def scan_for_writing(paths: Sequence[str], stderr: TextIO) -> Scan | None:
+    """The scan a writing command needs: every file read, else the errors reported and None."""
+    result = scan(paths)
+    for error in result.errors:
+        print(f"pinguard: {error}", file=stderr)
+    if result.errors:
+        print("pinguard: nothing written: fix the files above first", file=stderr)
+        return None
+    return result
 
 
 def _scan(paths: Sequence[str]) -> Scan:

@@ -11,18 +11,12 @@ from pinguard.errors import PinguardError
 from pinguard.lockfile import LockEntry
 from pinguard.options import Options
 from pinguard.reference import Reference
-from pinguard.scanning import Scan
-from pinguard.scanning import scan as scan_paths
+from pinguard.scanning import Scan, scan_for_writing
 
 
 def lock(paths: list[str], options: Options) -> int:
-    result = scan_paths(paths)
-    for error in result.errors:
-        print(f"pinguard: {error}", file=options.stderr)
-    if result.errors:
-        print("pinguard: nothing written: fix the files above first", file=options.stderr)
-        return 2
-    return 0 if update_lockfile(result, options) else 2
+    result = scan_for_writing(paths, options.stderr)
+    return 0 if result is not None and update_lockfile(result, options) else 2
 
 
 def locked_key(reference: Reference) -> tuple[str, str] | None:

@@ -14,17 +14,13 @@ from pinguard.commands.lock import locked_key
 from pinguard.lockfile import Lock
 from pinguard.options import Options
 from pinguard.rewrite import Edit, apply, commit, pin_edit
-from pinguard.scanning import Scan, ScannedFile
-from pinguard.scanning import scan as scan_paths
+from pinguard.scanning import Scan, ScannedFile, scan_for_writing
 from pinguard.sources.base import Found
 
 
 def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
-    result = scan_paths(paths)
-    for error in result.errors:
-        print(f"pinguard: {error}", file=options.stderr)
-    if result.errors:
-        print("pinguard: nothing written: fix the files above first", file=options.stderr)
+    result = scan_for_writing(paths, options.stderr)
+    if result is None:
         return 2
     if resolve:
         from pinguard.commands.lock import update_lockfile  # online only when asked
