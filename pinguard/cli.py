@@ -60,6 +60,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_paths(lock)
     _add_common_options(lock)
 
+    check = commands.add_parser("check", help="offline lint: pinned, locked, consistent, allowed by policy")
+    _add_paths(check)
+    check.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
+                       help="policy file (repeatable; later ones override; default: .pinguard.yaml if present, "
+                            "else the shipped `default` policy)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    check.add_argument("--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    _add_common_options(check)
+
     pin = commands.add_parser("pin", help="rewrite references to name:tag@digest from the lockfile")
     _add_paths(pin)
     pin.add_argument("--resolve", action="store_true", help="lock what the lockfile is missing first (online)")
@@ -112,6 +122,12 @@ def _run(args: argparse.Namespace, options: Options) -> int:
         from pinguard.commands.lock import lock
 
         return lock(args.paths, options)
+    if args.command == "check":
+        from pinguard.commands.check import check
+
+        policies = args.policy or ([Path(".pinguard.yaml")] if Path(".pinguard.yaml").is_file() else [])
+        return check(args.paths, options, policies=policies, fmt=args.format, output=args.output,
+                     strict=args.strict)
     if args.command == "pin":
         from pinguard.commands.pin import pin
 

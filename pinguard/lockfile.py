@@ -39,6 +39,7 @@ from pinguard.atomic import write_bytes
 from pinguard.errors import PinguardError
 
 if TYPE_CHECKING:
+    from pinguard.reference import Reference
     from pinguard.resolve import Resolved
 
 LOCKFILE_VERSION = 1
@@ -95,7 +96,7 @@ class LockEntry:
         texts = {"name": self.name, "tag": self.tag, "media_type": self.media_type,
                  "frozen_tag": self.frozen_tag or "", "resolved_at": self.resolved_at}
         for platform, digest in self.platforms.items():
-            key = f"platforms.{_string(platform)}"
+            key = f"platforms.{toml_string(platform)}"
             _check_digest(key, digest)
             texts[key] = platform
         for key, text in texts.items():
@@ -123,6 +124,13 @@ class LockEntry:
             resolved_at=resolved.resolved_at,
             platforms=resolved.platforms,
         )
+
+
+def locked_key(reference: Reference) -> tuple[str, str] | None:
+    """The lock entry a reference stands for: its tag, `latest` when it has neither tag nor digest."""
+    if reference.tag is not None:
+        return (reference.name, reference.tag)
+    return None if reference.digest is not None else (reference.name, "latest")
 
 
 def _check_digest(key: str, digest: str) -> None:
@@ -169,22 +177,22 @@ def dumps(lock: Lock) -> str:
 def _dump_entry(entry: LockEntry) -> str:
     lines = [
         "[[image]]",
-        f"name = {_string(entry.name)}",
-        f"tag = {_string(entry.tag)}",
-        f"digest = {_string(entry.digest)}",
-        f"media_type = {_string(entry.media_type)}",
+        f"name = {toml_string(entry.name)}",
+        f"tag = {toml_string(entry.tag)}",
+        f"digest = {toml_string(entry.digest)}",
+        f"media_type = {toml_string(entry.media_type)}",
         f"size = {entry.size}",
-        f"tag_kind = {_string(entry.tag_kind)}",
+        f"tag_kind = {toml_string(entry.tag_kind)}",
     ]
     if entry.frozen_tag is not None:
-        lines.append(f"frozen_tag = {_string(entry.frozen_tag)}")
-    lines.append(f"resolved_at = {_string(entry.resolved_at)}")
-    platforms = ", ".join(f"{_string(key)} = {_string(value)}" for key, value in sorted(entry.platforms.items()))
+        lines.append(f"frozen_tag = {toml_string(entry.frozen_tag)}")
+    lines.append(f"resolved_at = {toml_string(entry.resolved_at)}")
+    platforms = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in sorted(entry.platforms.items()))
     lines.append(f"platforms = {{ {platforms} }}" if platforms else "platforms = {}")
     return "\n".join(lines) + "\n"
 
 
-def _string(value: str) -> str:
+def toml_string(value: str) -> str:
     """A TOML basic string: quote, backslash and control characters escaped, everything else as is."""
     return f'"{_escape(value)}"'
 
@@ -253,7 +261,7 @@ def _load_platforms(image: dict[str, Any], context: str) -> dict[str, str]:
     for platform, digest in platforms.items():
         if not isinstance(digest, str):
             found = _toml_type(digest)
-            raise LockfileError(f"{context}: platforms.{_string(platform)}: expected a string, got {found}")
+            raise LockfileError(f"{context}: platforms.{toml_string(platform)}: expected a string, got {found}")
     return platforms
 
 

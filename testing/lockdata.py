@@ -8,8 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from pinguard.commands.lock import locked_key
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lockfile import Lock, LockEntry, locked_key
 from pinguard.sources.base import Found
 
 

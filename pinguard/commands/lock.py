@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pinguard import lockfile
 from pinguard.errors import PinguardError
-from pinguard.lockfile import LockEntry
+from pinguard.lockfile import LockEntry, locked_key
 from pinguard.options import Options
 from pinguard.reference import Reference
 from pinguard.scanning import Scan, scan_for_writing
@@ -17,13 +17,6 @@ from pinguard.scanning import Scan, scan_for_writing
 def lock(paths: list[str], options: Options) -> int:
     result = scan_for_writing(paths, options.stderr)
     return 0 if result is not None and update_lockfile(result, options) else 2
-
-
-def locked_key(reference: Reference) -> tuple[str, str] | None:
-    """The lock entry a reference stands for: its tag, `latest` when it has neither tag nor digest."""
-    if reference.tag is not None:
-        return (reference.name, reference.tag)
-    return None if reference.digest is not None else (reference.name, "latest")
 
 
 def update_lockfile(result: Scan, options: Options) -> bool:

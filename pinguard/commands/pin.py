@@ -10,8 +10,7 @@ import difflib
 from pathlib import Path
 
 from pinguard import lockfile
-from pinguard.commands.lock import locked_key
-from pinguard.lockfile import Lock
+from pinguard.lockfile import Lock, locked_key
 from pinguard.options import Options
 from pinguard.rewrite import Edit, apply, commit, pin_edit
 from pinguard.scanning import Scan, ScannedFile, scan_for_writing

@@ -8,6 +8,7 @@ changes nothing else. A scalar whose source text differs from its value
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ _TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
 _PATTERN = re.compile(r"[*?!|]")  # policy patterns (Kyverno, Gatekeeper), never image references
 
 
+@functools.lru_cache(maxsize=1)  # `check` walks the documents a source just composed: parse once
 def compose(text: str) -> list[Node]:
     """Every document of `text`; a syntax error becomes a SourceError with its position."""
     try:

@@ -1,0 +1,41 @@
+"""`pinguard check [PATH...]`: the offline lint, reading only files and the lockfile.
+
+Exit status: 0 clean (warnings allowed unless --strict), 1 findings, 2 when a
+file, the lockfile or a policy cannot be read (every other file still checked).
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from pinguard import lockfile
+from pinguard.atomic import write_bytes
+from pinguard.findings import ERROR
+from pinguard.options import Options
+from pinguard.policy import load
+from pinguard.policy.rules.common import Context
+from pinguard.policy.run import findings as policy_findings
+from pinguard.report import FORMATS
+from pinguard.scanning import scan
+
+
+def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",
+          output: Path | None = None, strict: bool = False) -> int:
+    policy = load(policies)
+    lock = lockfile.read(options.lockfile)
+    lock_text = options.lockfile.read_text(encoding="utf-8") if options.lockfile.is_file() else ""
+    result = scan(paths)
+    for error in result.errors:
+        print(f"pinguard: {error}", file=options.stderr)
+    context = Context(lock, options.lockfile.as_posix(), policy.tag_rules)
+    found = policy_findings(policy, result, context, lock_text)
+    rendered = io.StringIO()
+    FORMATS[fmt](found, rendered)
+    if output is not None:
+        write_bytes(output, rendered.getvalue().encode("utf-8"))
+    else:
+        options.stdout.write(rendered.getvalue())
+    if result.errors:
+        return 2
+    failing = [f for f in found if f.severity == ERROR or strict]
+    return 1 if failing else 0

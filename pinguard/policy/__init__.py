@@ -1,0 +1,180 @@
+"""Policies: which rules run, at which level, with which options; and running them.
+
+A policy file is YAML:
+
+    extends: default            # a shipped preset (policies/NAME.yaml) or a path
+    exclude: ["vendor/**"]      # files not checked (globs on the path)
+    tags:                       # which tags move, per repository (first match wins)
+      - repository: "public.ecr.aws/deep-learning-containers/*"
+        moving: '-v\\d+(\\.\\d+)?$'
+        frozen: '-v\\d+\\.\\d+\\.\\d+$'
+    rules:
+      unpinned: error           # a level: error, warning or off
+      denied-tags: {level: error, tags: [latest], untagged: true}
+
+Everything is validated once, when the policy is loaded: an unknown key, rule
+or option, or a value of the wrong type, is a `PolicyError` naming the file
+and the key. Rules then trust their configuration.
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from pinguard.errors import PinguardError
+from pinguard.findings import Finding, Problem
+from pinguard.policy.rules import RULES
+from pinguard.resolve import TagRule, TagRules
+
+PRESETS = Path(__file__).resolve().parent.parent / "policies"
+LEVELS = ("error", "warning", "off")
+_KEYS = ("extends", "exclude", "tags", "rules")
+_IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
+
+
+class PolicyError(PinguardError):
+    pass
+
+
+@dataclass(frozen=True)
+class Policy:
+    rules: Mapping[str, Mapping[str, Any]]  # rule ID -> validated options, `level` included
+    exclude: tuple[str, ...] = ()
+    tag_rules: TagRules = field(default_factory=TagRules)
+
+    def enabled(self, kind: str) -> list[tuple[ModuleType, Mapping[str, Any]]]:
+        return [(RULES[rule], conf) for rule, conf in sorted(self.rules.items())
+                if conf["level"] != "off" and RULES[rule].TYPE == kind]
+
+    def excluded(self, path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.exclude)
+
+    def finding(self, rule: str, problem: Problem) -> Finding:
+        return Finding(problem.file, problem.line, problem.column, rule, str(self.rules[rule]["level"]),
+                       problem.message, problem.reference)
+
+
+def load(paths: Sequence[Path]) -> Policy:
+    """The policy from these files, later ones overriding earlier ones; the `default` preset when none."""
+    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": []}
+    for path in paths or [PRESETS / "default.yaml"]:
+        _merge(merged, _read(path, seen=()))
+    return _validated(merged)
+
+
+def preset(name: str) -> Path:
+    path = PRESETS / f"{name}.yaml"
+    if not path.is_file():
+        names = ", ".join(sorted(p.stem for p in PRESETS.glob("*.yaml")))
+        raise PolicyError(f"invalid policy: no preset named {name!r} (shipped: {names})")
+    return path
+
+
+def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    """`# pinguard: ignore[RULE,...] reason` on the finding's line or alone on the line above."""
+    for number in (finding.line, finding.line - 1):
+        if 1 <= number <= len(lines):
+            match = _IGNORE.search(lines[number - 1])
+            own_line = number == finding.line or lines[number - 1].lstrip().startswith("#")
+            if match and own_line and finding.rule in {r.strip() for r in match.group(1).split(",")}:
+                return True
+    return False
+
+
+def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
+    """One policy file with its `extends` chain folded in (the file's own settings win)."""
+    if path.resolve() in seen:
+        raise PolicyError(f"invalid policy {path}: `extends` loops back to itself")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"invalid policy {path}: cannot read it: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise PolicyError(f"invalid policy {where}: not YAML: {getattr(exc, 'problem', exc)}") from None
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise PolicyError(f"invalid policy {path}: expected a mapping with keys {', '.join(_KEYS)}")
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
+    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": []}
+    if "extends" in data:
+        base = data["extends"]
+        if not isinstance(base, str):
+            raise PolicyError(f"invalid policy {path}: extends: expected a preset name or a path")
+        base_path = path.parent / base if base.endswith((".yaml", ".yml")) else preset(base)
+        _merge(result, _read(base_path, (*seen, path.resolve())))
+    for key, kind in (("rules", dict), ("exclude", list), ("tags", list)):
+        if key in data and not isinstance(data[key], kind):
+            raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
+    tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
+    _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
+                    "tags": tags})
+    return result
+
+
+def _rules(path: Path, rules: dict[Any, Any]) -> dict[str, dict[str, Any]]:
+    """Each rule's settings as a mapping; a bare level is shorthand for `{level: LEVEL}`."""
+    checked: dict[str, dict[str, Any]] = {}
+    for rule, conf in rules.items():
+        if rule not in RULES:
+            raise PolicyError(f"invalid policy {path}: rules: unknown rule {rule!r} "
+                              f"(known: {', '.join(sorted(RULES))})")
+        conf = {"level": conf} if isinstance(conf, str) else conf
+        if not isinstance(conf, dict):
+            raise PolicyError(f"invalid policy {path}: rules.{rule}: expected a level or a mapping of options")
+        for option, value in conf.items():
+            _check_option(path, rule, option, value)
+        checked[rule] = conf
+    return checked
+
+
+def _check_option(path: Path, rule: str, option: str, value: object) -> None:
+    where = f"invalid policy {path}: rules.{rule}.{option}"
+    if option == "level":
+        if value not in LEVELS:
+            raise PolicyError(f"{where}: expected one of {', '.join(LEVELS)}, got {value!r}")
+        return
+    expected = RULES[rule].CONF.get(option)
+    if expected is None:
+        known = ", ".join(["level", *RULES[rule].CONF]) or "level"
+        raise PolicyError(f"{where}: unknown option (known: {known})")
+    if expected == [str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PolicyError(f"{where}: expected a list of strings")
+    elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        raise PolicyError(f"{where}: expected {expected.__name__}, got {type(value).__name__}")
+
+
+def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
+    for rule, conf in other["rules"].items():
+        into["rules"][rule] = {**into["rules"].get(rule, {}), **conf}
+    into["exclude"].extend(other["exclude"])
+    into["tags"].extend(other["tags"])
+
+
+def _validated(merged: Mapping[str, Any]) -> Policy:
+    rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
+    if not all(isinstance(p, str) for p in merged["exclude"]):
+        raise PolicyError("invalid policy: exclude: expected a list of glob patterns")
+    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])))
+
+
+def _tag_rule(path: Path, entry: object) -> TagRule:
+    if not isinstance(entry, dict) or set(entry) != {"repository", "moving", "frozen"} or not all(
+            isinstance(v, str) for v in entry.values()):
+        raise PolicyError(f"invalid policy {path}: tags: each entry needs exactly repository, moving and frozen "
+                          "(strings)")
+    try:
+        return TagRule.create(entry["repository"], entry["moving"], entry["frozen"])
+    except PinguardError as exc:
+        raise PolicyError(f"invalid policy {path}: tags: {exc}") from None

@@ -1,0 +1,30 @@
+"""digest-mismatch: a pinned digest is the one the lockfile holds for that tag.
+
+A digest edited by hand, or left behind when the lock moved on, pins something
+other than what was verified. `pinguard pin` writes the locked one.
+
+PASS: `nginx:1.25@sha256:aaa...` with `nginx:1.25` locked to `sha256:aaa...`
+FAIL: `nginx:1.25@sha256:bbb...` with `nginx:1.25` locked to `sha256:aaa...`
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pinguard.findings import Problem
+from pinguard.lockfile import locked_key
+from pinguard.policy.rules.common import Conf, Context, at, spelled
+from pinguard.sources.base import Found
+
+ID = "digest-mismatch"
+TYPE = "reference"
+CONF: dict[str, object] = {}
+DEFAULT: dict[str, object] = {"level": "error"}
+
+
+def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
+    reference = found.reference
+    key = locked_key(reference) if reference is not None else None
+    entry = context.lock.get(*key) if key is not None else None
+    if reference is not None and entry is not None and reference.digest and reference.digest != entry.digest:
+        yield at(found, f"{spelled(found)} is pinned to {reference.digest}, but {context.lockfile} has "
+                        f"{entry.digest} for {entry.name}:{entry.tag}: run `pinguard pin`")

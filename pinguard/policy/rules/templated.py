@@ -1,0 +1,27 @@
+"""templated: a value pinguard cannot check because it is filled in later.
+
+`${IMAGE}`, `{{ .Values.image }}`, `${{ matrix.image }}` or a Dockerfile build
+argument without a default name no image until something renders them, so
+nothing can be pinned or verified here. Pin the value where it is defined, or
+suppress the finding with a reason.
+
+PASS: `image: nginx:1.25@sha256:...`
+FAIL: `image: ${IMAGE}`
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pinguard.findings import Problem
+from pinguard.policy.rules.common import Conf, Context, at
+from pinguard.sources.base import Found
+
+ID = "templated"
+TYPE = "reference"
+CONF: dict[str, object] = {}
+DEFAULT: dict[str, object] = {"level": "warning"}
+
+
+def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
+    if found.reference is None:
+        yield at(found, f"cannot be checked: {found.problem}")

@@ -1,0 +1,39 @@
+"""unused-lock-entry: a lockfile entry that no checked file references.
+
+Usually a leftover from an image no longer used; `pinguard lock` drops it.
+Only meaningful when `check` sees the whole tree the lockfile covers.
+
+PASS: every `[[image]]` in pinguard.lock is referenced
+FAIL: `nginx:1.24` locked, no file mentions it
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from pinguard.findings import Problem
+from pinguard.lockfile import locked_key, toml_string
+from pinguard.policy.rules.common import Conf, Context
+from pinguard.sources.base import Found
+
+ID = "unused-lock-entry"
+TYPE = "lock"
+CONF: dict[str, object] = {}
+DEFAULT: dict[str, object] = {"level": "warning"}
+
+
+def check(conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]:
+    used = {locked_key(f.reference) for f in found if f.reference is not None}
+    for entry in context.lock:
+        if entry.key not in used:
+            yield Problem(context.lockfile, _line_of(lock_text, entry.name, entry.tag), 1,
+                          f"{entry.name}:{entry.tag} is locked but no checked file references it: "
+                          "run `pinguard lock` to drop it", f"{entry.name}:{entry.tag}")
+
+
+def _line_of(text: str, name: str, tag: str) -> int:
+    """The line of the entry's `[[image]]` header, found through its name and tag."""
+    pattern = re.compile(r"^\[\[image\]\]\s*\nname = " + re.escape(toml_string(name)) + r"\s*\ntag = " +
+                         re.escape(toml_string(tag)), re.MULTILINE)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
