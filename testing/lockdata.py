@@ -12,7 +12,7 @@ from pinguard.lockfile import Lock, LockEntry, locked_key
 from pinguard.sources.base import Found
 
 
-def test_digest(name: str, tag: str) -> str:
+def locked_test_digest(name: str, tag: str) -> str:
     return "sha256:" + hashlib.sha256(f"{name}:{tag}".encode()).hexdigest()
 
 
@@ -22,7 +22,7 @@ def lock_for(found: Iterable[Found]) -> Lock:
         key = locked_key(item.reference) if item.reference else None
         if key is not None:
             entries.append(LockEntry(
-                name=key[0], tag=key[1], digest=test_digest(*key),
+                name=key[0], tag=key[1], digest=locked_test_digest(*key),
                 media_type="application/vnd.oci.image.manifest.v1+json", size=0, tag_kind="other",
                 frozen_tag=None, resolved_at="2026-11-30T00:00:00Z", platforms={},
             ))

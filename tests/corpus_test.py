@@ -117,7 +117,7 @@ def _expected_edits(scanned: ScannedFile) -> list[Planned]:
         key = _key(reference) if reference is not None else None
         if reference is None or key is None:
             continue
-        digest = lockdata.test_digest(*key)
+        digest = lockdata.locked_test_digest(*key)
         if reference.digest != digest:
             planned.append(Planned(found, reference, pin_edit(found, digest), digest))
     return planned
@@ -271,7 +271,7 @@ def test_pin_locks_every_reference(pinned: Pinned) -> None:
             if key is None:  # digest only: nothing to lock, left alone
                 assert new.reference == old.reference
             else:
-                assert new.reference.digest == lockdata.test_digest(*key), (path, new.line)
+                assert new.reference.digest == lockdata.locked_test_digest(*key), (path, new.line)
 
 
 def test_pinned_bytes_are_the_old_bytes_with_the_pin_edits(pinned: Pinned) -> None:

@@ -61,7 +61,7 @@ def _pinned_value(value: str) -> str:
     if "$" in value:
         return value
     key = _lock_key(parse(value))
-    return value if key is None else value.partition("@")[0] + "@" + lockdata.test_digest(*key)
+    return value if key is None else value.partition("@")[0] + "@" + lockdata.locked_test_digest(*key)
 
 
 @contextmanager
@@ -543,7 +543,7 @@ def test_a_values_file_with_cr_line_breaks_gets_its_digest_in_the_image(
         _lock(scan(["."]))
         assert _pin().status == 0
         pinned = yaml.safe_load(Path("values.yaml").read_bytes())
-        assert pinned["image"].get("digest") == lockdata.test_digest("docker.io/library/nginx", "1.25")
+        assert pinned["image"].get("digest") == lockdata.locked_test_digest("docker.io/library/nginx", "1.25")
         assert pinned["other"] == {"x": 1}
 
 

@@ -1,0 +1,38 @@
+"""Run one rule over a manifest through the real policy machinery, yamllint style."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pinguard import lockfile
+from pinguard.findings import Finding
+from pinguard.lockfile import Lock
+from pinguard.policy import load
+from pinguard.policy.rules import RULES
+from pinguard.policy.rules.common import Context
+from pinguard.policy.run import findings
+from pinguard.scanning import scan
+
+
+def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, Any] | None = None,
+               lock: Lock | None = None, extra: dict[str, Any] | None = None) -> list[Finding]:
+    """The findings of `rule` alone (every other rule off) over `files`, written into `folder`."""
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    rules: dict[str, Any] = {other: "off" for other in RULES}
+    rules[rule] = {"level": "error", **(conf or {})}
+    policy_file = folder / ".policy.yaml"
+    policy_file.write_text(yaml.safe_dump({"rules": rules, **(extra or {})}))
+    policy = load([policy_file])
+    lock = lock or Lock()
+    lockfile.write(folder / "pinguard.lock", lock)
+    lock_text = (folder / "pinguard.lock").read_text()
+    result = scan(sorted(files))
+    assert result.errors == []
+    return findings(policy, result, Context(lock, "pinguard.lock", policy.tag_rules), lock_text)
+
+
+def places(found: list[Finding]) -> list[tuple[str, int, int]]:
+    return [(f.file, f.line, f.column) for f in found]

@@ -1,0 +1,81 @@
+"""Loading policies (validated once, with clear errors) and suppressing findings."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pinguard.policy import PolicyError, load, preset
+from tests.policy.helpers import check_rule
+
+
+def _policy(tmp_path: Path, text: str, name: str = "policy.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_default_preset_when_no_file_is_given() -> None:
+    policy = load([])
+    assert policy.rules["unpinned"]["level"] == "error"
+    assert policy.rules["templated"]["level"] == "warning"
+    assert policy.rules["allowed-registries"]["level"] == "off"
+
+
+def test_extends_and_overrides(tmp_path: Path) -> None:
+    base = _policy(tmp_path, "rules:\n  denied-tags: {tags: [latest, edge]}\n", "base.yaml")
+    child = _policy(tmp_path, f"extends: {base.name}\nrules:\n  denied-tags: warning\n  unpinned: 'off'\n")
+    policy = load([child])
+    assert policy.rules["denied-tags"] == {"level": "warning", "tags": ["latest", "edge"], "untagged": True}
+    assert policy.rules["unpinned"]["level"] == "off"
+    assert load([preset("aws-dlc")]).rules["moving-tag"]["level"] == "warning"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("rules: [unpinned]\n", "rules: expected a mapping"),
+        ("rulez: {}\n", "unknown key 'rulez'"),
+        ("rules:\n  unpined: error\n", "rules: unknown rule 'unpined'"),
+        ("rules:\n  unpinned: fatal\n", "rules.unpinned.level: expected one of error, warning, off"),
+        ("rules:\n  denied-tags: {tags: latest}\n", "rules.denied-tags.tags: expected a list of strings"),
+        ("rules:\n  denied-tags: {untagged: 'yes'}\n", "rules.denied-tags.untagged: expected bool, got str"),
+        ("rules:\n  denied-tags: {colour: red}\n", "rules.denied-tags.colour: unknown option (known: level, tags"),
+        ("extends: nowhere\n", "no preset named 'nowhere' (shipped: aws-dlc, default)"),
+        ("extends: policy.yaml\n", "`extends` loops back to itself"),
+        ("tags:\n  - {repository: '*', moving: '(', frozen: x}\n", "tags: tag rule for '*': invalid pattern"),
+        ("tags:\n  - {repository: '*'}\n", "tags: each entry needs exactly repository, moving and frozen"),
+        ("rules: {unpinned: error\n", "policy.yaml:2:1: not YAML"),
+    ],
+)
+def test_invalid_policies_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(PolicyError) as raised:
+        load([_policy(tmp_path, text)])
+    assert message in str(raised.value) and str(raised.value).startswith("invalid policy")
+
+
+POD = """\
+kind: Pod
+spec:
+  containers:
+  - name: a
+    image: nginx:1.25  # pinguard: ignore[unpinned] pinned by the base image's own build
+  # pinguard: ignore[unpinned, templated] rendered by the chart
+  - image: redis:7.2
+  - image: busybox:1.36  # pinguard: ignore[denied-tags] the wrong rule: still reported
+  - image: alpine:3.19
+"""
+
+
+def test_suppression_on_the_line_or_alone_above(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    found = check_rule(tmp_path, "unpinned", {"pod.yaml": POD})
+    assert [f.line for f in found] == [8, 9]
+
+
+def test_excluded_paths_are_not_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "vendor").mkdir()
+    files = {"pod.yaml": POD.replace("# pinguard", "#"), "vendor/pod.yaml": POD}
+    found = check_rule(tmp_path, "unpinned", files, extra={"exclude": ["vendor/*"]})
+    assert {f.file for f in found} == {"pod.yaml"}
