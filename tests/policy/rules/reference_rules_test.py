@@ -1,4 +1,5 @@
 """The rules that look at one reference at a time, each a truth table: manifest in, findings out."""
+# ruff: noqa: E501 - the truth table reads best one case a line
 from __future__ import annotations
 
 from pathlib import Path
