@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -13,7 +14,7 @@ def write(findings: Sequence[Finding], stream: TextIO) -> None:
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == WARNING for f in findings),
         "files": len({f.file for f in findings}),
-        "rules": dict(sorted({f.rule: sum(g.rule == f.rule for g in findings) for f in findings}.items())),
+        "rules": dict(sorted(Counter(f.rule for f in findings).items())),
     }
     json.dump({"findings": [f.to_json() for f in findings], "summary": summary}, stream, indent=2,
               ensure_ascii=False)

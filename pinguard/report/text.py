@@ -9,7 +9,8 @@ from pinguard.findings import Finding
 
 def write(findings: Sequence[Finding], stream: TextIO) -> None:
     for f in findings:
-        stream.write(f"{f.file}:{f.line}:{f.column}: {f.severity}: {f.message} [{f.rule}]\n")
+        message = " ".join(f.message.splitlines())  # one finding, one line: what editors and grep expect
+        stream.write(f"{f.file}:{f.line}:{f.column}: {f.severity}: {message} [{f.rule}]\n")
     if findings:
         errors = sum(f.severity == "error" for f in findings)
         stream.write(f"{errors} error{'s' if errors != 1 else ''}, {len(findings) - errors} "
