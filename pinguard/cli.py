@@ -75,6 +75,18 @@ def _parser() -> argparse.ArgumentParser:
     pin.add_argument("--resolve", action="store_true", help="lock what the lockfile is missing first (online)")
     pin.add_argument("--dry-run", action="store_true", help="print a diff instead; exit 1 if anything would change")
     _add_common_options(pin)
+
+    verify = commands.add_parser("verify", help="check that every locked digest is still served and where tags point")
+    verify.add_argument("--format", choices=("text", "json"), default="text")
+    verify.add_argument("--fail-on-moved", action="store_true", help="exit 1 when a tag points to another digest")
+    _add_common_options(verify)
+
+    update = commands.add_parser("update", help="move moved tags forward: explain, update the lock, re-pin")
+    _add_paths(update)
+    update.add_argument("--dry-run", action="store_true",
+                        help="print the explanation and a diff instead; exit 1 if anything would change")
+    update.add_argument("--format", choices=("text", "markdown"), default="text")
+    _add_common_options(update)
     return parser
 
 
@@ -132,6 +144,14 @@ def _run(args: argparse.Namespace, options: Options) -> int:
         from pinguard.commands.pin import pin
 
         return pin(args.paths, options, resolve=args.resolve, dry_run=args.dry_run)
+    if args.command == "verify":
+        from pinguard.commands.verify import verify
+
+        return verify(options, fmt=args.format, fail_on_moved=args.fail_on_moved)
+    if args.command == "update":
+        from pinguard.commands.update import update
+
+        return update(args.paths, options, dry_run=args.dry_run, fmt=args.format)
     raise AssertionError(f"unhandled command {args.command}")
 
 

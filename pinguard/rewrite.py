@@ -1,6 +1,7 @@
 """Span edits, and writing many files so that either all change or none does."""
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -79,3 +80,16 @@ def _target(path: Path, roots: Sequence[Path]) -> Path:
     if path.is_symlink() and not any(real.is_relative_to(root.resolve()) for root in roots):
         raise PinguardError(f"{path}: a symlink to {real}, outside the tree being pinned; nothing was written")
     return real
+
+
+def unified_diff(file: TextFile, text: str) -> list[str]:
+    """What writing `text` over `file` would change, as `diff -u` shows it."""
+    name = file.path.as_posix()
+    lines = difflib.unified_diff(file.text.splitlines(keepends=True), text.splitlines(keepends=True),
+                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
+
+
+def tree_roots(paths: Sequence[str]) -> list[Path]:
+    """The trees named on the command line: symlinks may point anywhere inside them, nowhere else."""
+    return [Path(p) if Path(p).is_dir() else Path(p).parent for p in paths] or [Path.cwd()]

@@ -6,13 +6,10 @@ atomically, and if any cannot be, none is.
 """
 from __future__ import annotations
 
-import difflib
-from pathlib import Path
-
 from pinguard import lockfile
 from pinguard.lockfile import Lock, locked_key
 from pinguard.options import Options
-from pinguard.rewrite import Edit, apply, commit, pin_edit
+from pinguard.rewrite import Edit, apply, commit, pin_edit, tree_roots, unified_diff
 from pinguard.scanning import Scan, ScannedFile, scan_for_writing
 from pinguard.sources.base import Found
 
@@ -32,9 +29,9 @@ def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: b
               f"{options.lockfile}; run `pinguard pin --resolve` or `pinguard lock`", file=options.stderr)
     if dry_run:
         for scanned, text in changes:
-            options.stdout.writelines(_diff(scanned, text))
+            options.stdout.writelines(unified_diff(scanned.file, text))
         return 1 if changes or missing else 0
-    commit([(scanned.file, text) for scanned, text in changes], _roots(paths))
+    commit([(scanned.file, text) for scanned, text in changes], tree_roots(paths))
     if not options.quiet and changes:
         print(f"pinned {len(changes)} file{'s' if len(changes) != 1 else ''}", file=options.stdout)
     return 1 if missing else 0
@@ -58,15 +55,3 @@ def plan(result: Scan, lock: Lock) -> tuple[list[tuple[ScannedFile, str]], list[
         if edits:
             changes.append((scanned, apply(scanned.file.text, edits)))
     return changes, missing
-
-
-def _diff(scanned: ScannedFile, text: str) -> list[str]:
-    name = scanned.file.path.as_posix()
-    lines = difflib.unified_diff(scanned.file.text.splitlines(keepends=True), text.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
-    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
-
-
-def _roots(paths: list[str]) -> list[Path]:
-    """The trees being pinned: symlinks may point anywhere inside them, nowhere else."""
-    return [Path(p) if Path(p).is_dir() else Path(p).parent for p in paths] or [Path.cwd()]

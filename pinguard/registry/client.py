@@ -72,14 +72,15 @@ class RegistryClient:
     def get_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
         """A manifest by tag or digest, hashed from its exact bytes; by digest it must match."""
         if ":" not in reference:
-            return self._fetch_manifest(registry, repository, reference)
+            return self.fetch_manifest(registry, repository, reference)
         with self._once(reference):  # references sharing a digest fetch it once
             cached = self.cache.get(reference)
             if cached is not None:
                 return ManifestBody(cached, reference, media_type_of(cached, None))
-            return self._fetch_manifest(registry, repository, reference)
+            return self.fetch_manifest(registry, repository, reference)
 
-    def _fetch_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
+    def fetch_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
+        """A manifest as the registry serves it now, never from the cache; verified as `get_manifest` does."""
         response = self._manifest_request("GET", registry, repository, reference)
         body = self._verified(response, registry, repository, reference if ":" in reference else None)
         self.cache.put(body.digest, body.data)

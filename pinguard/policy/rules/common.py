@@ -5,10 +5,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from yaml.nodes import MappingNode, Node, SequenceNode
+
 from pinguard.findings import Problem
 from pinguard.lockfile import Lock
 from pinguard.resolve import TagRules
 from pinguard.sources.base import Found
+from pinguard.sources.yamlnodes import mapping_get, scalar_text
 
 Conf = Mapping[str, Any]
 
@@ -27,3 +30,35 @@ def at(found: Found, message: str) -> Problem:
 def spelled(found: Found) -> str:
     """The reference as the user reads it: the value written, in backquotes."""
     return f"`{found.value}`"
+
+
+# Where each kind of Ray document keeps its RayClusterSpec.
+_CLUSTER_PATHS = {
+    "RayCluster": ("spec",),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayService": ("spec", "rayClusterConfig"),
+    "RayCronJob": ("spec", "jobTemplate", "rayClusterSpec"),
+}
+
+
+def cluster_spec(document: Node) -> MappingNode | None:
+    """The RayClusterSpec of a Ray document (RayCluster, RayJob, RayService, RayCronJob), else None."""
+    path = _CLUSTER_PATHS.get(scalar_text(get(document, "kind")) or "")
+    node = get(document, *path) if path else None
+    return node if isinstance(node, MappingNode) else None
+
+
+def containers(group: Node) -> list[MappingNode]:
+    """The containers of a head or worker group's pod template; KubeRay runs Ray in the first."""
+    return [c for c in items(get(group, "template", "spec", "containers")) if isinstance(c, MappingNode)]
+
+
+def get(node: Node | None, *keys: str) -> Node | None:
+    """The value at a path of mapping keys, merge keys followed; None where the path stops."""
+    for key in keys:
+        node = mapping_get(node, key) if node is not None else None
+    return node
+
+
+def items(node: Node | None) -> list[Node]:
+    return list(node.value) if isinstance(node, SequenceNode) else []

@@ -1,0 +1,94 @@
+"""`pinguard update [PATH...] [--dry-run] [--format text|markdown]`: move moved tags forward, and say why.
+
+For every moving tag the files under PATH reference and whose tag points to another
+digest now (as `verify` finds it), the tag is resolved anew and the rebuild explained.
+Then the lock entry and every pinned reference to that name:tag are replaced in one
+all-or-nothing step; references without a digest are left to `pin`.
+"""
+from __future__ import annotations
+
+from pinguard import explain, lockfile
+from pinguard.commands.pin import plan
+from pinguard.commands.verify import Status, check, read_lock
+from pinguard.files import TextFile, UnreadableFile
+from pinguard.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.options import Options
+from pinguard.registry.cache import RegistryCache
+from pinguard.registry.client import RegistryClient
+from pinguard.rewrite import commit, tree_roots, unified_diff
+from pinguard.scanning import Scan, ScannedFile, scan_for_writing
+
+
+def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: str = "text") -> int:
+    result = scan_for_writing(paths, options.stderr)
+    if result is None:
+        return 2
+    with lockfile.exclusive(options.lockfile):
+        lock = read_lock(options.lockfile)
+        lock_file = _lock_file(options, lock)
+        referenced = {locked_key(found.reference) for found in result.found if found.reference is not None}
+        candidates = [entry for entry in lock if entry.tag_kind == "moving" and entry.key in referenced]
+        with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
+            rebuilds = _rebuilds(client, candidates, options)
+        if rebuilds is None:
+            return 2
+        updated = lock.with_entries(rebuild.new for rebuild in rebuilds)
+        changes = _repin(result, Lock().with_entries(rebuild.new for rebuild in rebuilds))
+        if rebuilds:
+            # The lockfile is staged with the files, so anything failing before the renames (a file
+            # changed meanwhile, a symlink out of the tree, a full disk) writes nothing at all. It is
+            # renamed last: should a rename fail midway, the files are ahead of the lockfile, which a
+            # second `update` repairs (the tag is still `moved` against the lock); a lockfile ahead of
+            # the files would look done to `update`.
+            changes.append((ScannedFile(lock_file, "lockfile", []), lockfile.dumps(updated)))
+        options.stdout.write(explain.markdown(rebuilds) if fmt == "markdown" else explain.text(rebuilds))
+        if not rebuilds and fmt == "text" and not options.quiet:
+            print("nothing to update: no moving tag has moved", file=options.stdout)
+        if dry_run:
+            diff = [line for scanned, text in changes for line in unified_diff(scanned.file, text)]
+            options.stdout.writelines(["\n```diff\n", *diff, "```\n"] if fmt == "markdown" and diff else diff)
+            return 1 if changes else 0
+        commit([(scanned.file, text) for scanned, text in changes], tree_roots(paths))
+    if rebuilds and fmt == "text" and not options.quiet:
+        files = len(changes) - 1  # the lockfile is not a file pinned
+        print(f"updated {len(rebuilds)} tag{'s' if len(rebuilds) != 1 else ''} in {options.lockfile}, "
+              f"re-pinned {files} file{'s' if files != 1 else ''}", file=options.stdout)
+    return 0
+
+
+def _lock_file(options: Options, lock: Lock) -> TextFile:
+    """The bytes the new lockfile replaces: `commit` writes nothing if they change before it renames."""
+    try:
+        file = TextFile.read(options.lockfile)
+    except UnreadableFile as exc:
+        raise LockfileError(f"{options.lockfile}: {exc}") from None
+    if lockfile.loads(file.text, str(options.lockfile)) != lock:  # changed since `lock` was read from it
+        raise LockfileError(f"{options.lockfile}: changed while pinguard was working; nothing was written")
+    return file
+
+
+def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Options) -> list[explain.Rebuild] | None:
+    """Each moved candidate explained; None (reported) when any cannot be checked."""
+    verdicts = check(candidates, client, options.platforms)
+    failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, Status.MOVED)]
+    for verdict in failed:
+        print(f"pinguard: {verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}",
+              file=options.stderr)
+    if failed:
+        print("pinguard: nothing written", file=options.stderr)
+        return None
+    return [explain.explain(client, verdict.entry, LockEntry.from_resolved(verdict.current))
+            for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
+
+
+def _repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
+    """The new text of every file pinning a moved name:tag, through `pin`'s plan restricted to those pins."""
+    pinned = Scan([
+        ScannedFile(scanned.file, scanned.kind, [
+            found for found in scanned.found
+            if found.reference is not None and found.reference.digest is not None
+            and locked_key(found.reference) in moved.entries
+        ])
+        for scanned in result.files
+    ])
+    return plan(pinned, moved)[0]

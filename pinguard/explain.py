@@ -1,0 +1,166 @@
+"""What a rebuild changed: the image a lock entry pinned against the one its tag points to now.
+
+A reviewer moving a pin forward wants to know what the new image is: when it was built,
+which labels changed (`org.opencontainers.image.version` above all), how many layers it
+has, and which frozen tag names it now. For an index the images compared are those of
+one platform, `linux/amd64` or else the first one locked.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pinguard.errors import RegistryError
+from pinguard.lockfile import LockEntry
+from pinguard.reference import parse
+
+if TYPE_CHECKING:
+    from pinguard.registry.client import RegistryClient
+
+_PREFERRED_PLATFORM = "linux/amd64"
+
+
+@dataclass(frozen=True)
+class Image:
+    """What an image's manifest and config say about it."""
+
+    digest: str
+    created: str | None
+    labels: Mapping[str, str]
+    layers: int
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    key: str
+    old: str | None  # None: added
+    new: str | None  # None: removed
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    old: LockEntry
+    new: LockEntry
+    platform: str | None  # the platform whose images are compared; None for an image locked without one
+    before: Image
+    after: Image
+
+    @property
+    def label_changes(self) -> list[LabelChange]:
+        old, new = self.before.labels, self.after.labels
+        return [LabelChange(key, old.get(key), new.get(key))
+                for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+
+
+def explain(client: RegistryClient, old: LockEntry, new: LockEntry) -> Rebuild:
+    """Compare the images behind two entries of one name and tag; the manifests and configs are verified."""
+    reference = parse(f"{old.name}:{old.tag}")
+    platform = _PREFERRED_PLATFORM if _PREFERRED_PLATFORM in old.platforms else next(iter(old.platforms), None)
+    if platform is not None and platform not in new.platforms:
+        raise RegistryError(f"{old.name}:{old.tag}: the image it points to now has no {platform} image")
+    registry, repository = reference.registry, reference.repository
+    before = _image(client, registry, repository, old.platforms[platform] if platform else old.digest)
+    after = _image(client, registry, repository, new.platforms[platform] if platform else new.digest)
+    return Rebuild(old, new, platform, before, after)
+
+
+def _image(client: RegistryClient, registry: str, repository: str, digest: str) -> Image:
+    manifest = client.get_manifest(registry, repository, digest).json()
+    layers, descriptor = manifest.get("layers"), manifest.get("config")
+    if not (isinstance(layers, list) and isinstance(descriptor, dict) and isinstance(descriptor.get("digest"), str)):
+        raise RegistryError(f"{registry}/{repository}: {digest} is not an image manifest")
+    try:
+        config = json.loads(client.get_blob(registry, repository, descriptor["digest"]))
+    except (ValueError, UnicodeDecodeError):
+        raise RegistryError(f"{registry}/{repository}: image config {descriptor['digest']} is not JSON") from None
+    created = config.get("created") if isinstance(config, dict) else None
+    settings = config.get("config") if isinstance(config, dict) else None
+    labels = settings.get("Labels") if isinstance(settings, dict) else None
+    return Image(
+        digest=digest,
+        created=created if isinstance(created, str) else None,
+        labels={str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {},
+        layers=len(layers),
+    )
+
+
+def text(rebuilds: Sequence[Rebuild]) -> str:
+    """A few lines a moved tag, for a terminal."""
+    lines: list[str] = []
+    for rebuild in rebuilds:
+        old, new, before, after = rebuild.old, rebuild.new, rebuild.before, rebuild.after
+        lines += [
+            f"{old.name}:{old.tag} moved",
+            f"  digest      {_change(old.digest, new.digest)}",
+            f"  frozen tag  {_change(old.frozen_tag, new.frozen_tag)}",
+            f"  created     {_change(before.created, after.created)}" + _on(rebuild.platform),
+            f"  layers      {_change(before.layers, after.layers)}",
+        ]
+        lines += [f"  label       {change.key}: {_label(change, str)}" for change in rebuild.label_changes]
+    return "".join(line + "\n" for line in lines)
+
+
+def markdown(rebuilds: Sequence[Rebuild]) -> str:
+    """A pull-request body: a table of the moved tags, then what changed in each image."""
+    if not rebuilds:
+        return ""
+    lines = [
+        "## Rebuilt images",
+        "",
+        f"Moving tags that point to a rebuilt image now: {len(rebuilds)}. "
+        "The lockfile and every file pinning them move to the new digests.",
+        "",
+        "| image | old digest | new digest | new frozen tag | created |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for rebuild in rebuilds:
+        old, new = rebuild.old, rebuild.new
+        cells = [_code(f"{old.name}:{old.tag}"), _code(_short(old.digest)), _code(_short(new.digest)),
+                 _code(new.frozen_tag) if new.frozen_tag else "none",
+                 _change(rebuild.before.created, rebuild.after.created)]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    for rebuild in rebuilds:
+        changes = rebuild.label_changes
+        lines += [
+            "",
+            f"### {_code(f'{rebuild.old.name}:{rebuild.old.tag}')}{_on(rebuild.platform)}",
+            "",
+            f"- layers: {_change(rebuild.before.layers, rebuild.after.layers)}",
+            *(f"- label {_code(change.key)}: {_label(change, _code)}" for change in changes),
+        ]
+        if not changes:
+            lines.append("- no label changed")
+    return "\n".join(lines) + "\n"
+
+
+def _change(old: object, new: object) -> str:
+    shown = ["none" if value is None else str(value) for value in (old, new)]
+    return f"{shown[0]} -> {shown[1]}" if old != new else f"{shown[0]} (unchanged)"
+
+
+def _label(change: LabelChange, show: Callable[[str], str]) -> str:
+    if change.old is None:
+        return f"added {show(change.new or '')}"
+    if change.new is None:
+        return f"removed (was {show(change.old)})"
+    return f"{show(change.old)} -> {show(change.new)}"
+
+
+def _on(platform: str | None) -> str:
+    return f" ({platform})" if platform else ""
+
+
+def _short(digest: str) -> str:
+    algorithm, _, hex_digits = digest.partition(":")
+    return f"{algorithm}:{hex_digits[:12]}"
+
+
+def _code(value: str) -> str:
+    """Inline code that holds any text: a fence longer than any run of backticks inside, on one line."""
+    value = " ".join(value.splitlines())
+    fence = "`" * (max(map(len, re.findall("`+", value)), default=0) + 1)
+    padded = f" {value} " if value.startswith("`") or value.endswith("`") else value
+    return f"{fence}{padded}{fence}"
