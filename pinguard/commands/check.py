@@ -28,7 +28,8 @@ def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str 
     for error in result.errors:
         print(f"pinguard: {error}", file=options.stderr)
     context = Context(lock, options.lockfile.as_posix(), policy.tag_rules)
-    found = policy_findings(policy, result, context, lock_text)
+    whole_tree = all(Path(p).is_dir() for p in paths)
+    found = policy_findings(policy, result, context, lock_text, whole_tree=whole_tree)
     rendered = io.StringIO()
     FORMATS[fmt](found, rendered)
     if output is not None:

@@ -12,15 +12,19 @@ from pinguard.sources.base import SourceError
 from pinguard.sources.yamlnodes import Located, compose
 
 
-def findings(policy: Policy, scan: Scan, context: Context, lock_text: str) -> list[Finding]:
-    """Every finding not suppressed, sorted by file and position."""
+def findings(policy: Policy, scan: Scan, context: Context, lock_text: str, *, whole_tree: bool = True) -> list[Finding]:
+    """Every finding not suppressed, sorted by file and position.
+
+    Rules about the lockfile as a whole (an entry nothing references) only make sense
+    when the whole tree was scanned, not the few files a pre-commit hook passes.
+    """
     result: list[Finding] = []
     checked = [scanned for scanned in scan.files if not policy.excluded(scanned.file.path.as_posix())]
     for scanned in checked:
         lines = scanned.file.text.splitlines()
         result.extend(f for f in _file_findings(policy, scanned, context) if not suppressed(f, lines))
     lock_lines = lock_text.splitlines()
-    for rule, conf in policy.enabled("lock"):
+    for rule, conf in policy.enabled("lock") if whole_tree else ():
         found = [item for scanned in checked for item in scanned.found]
         for problem in rule.check(conf, found, context, lock_text):
             finding = policy.finding(rule.ID, problem)

@@ -71,3 +71,12 @@ def test_output_file(tree: Path) -> None:
     status, out, _ = _run("--format", "json", "--output", "report.json")
     assert (status, out) == (1, "")
     assert '"rule": "unpinned"' in (tree / "report.json").read_text()
+
+
+def test_files_named_one_by_one_do_not_judge_the_whole_lockfile(tree: Path) -> None:
+    (tree / "other.yaml").write_text(POD.replace("nginx:1.25", "redis:7.2"))
+    lockfile.write(tree / "pinguard.lock", lock_for(scan(["."]).found))
+    assert main(["pin"], env={}, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    (tree / "other.yaml").unlink()
+    assert "[unused-lock-entry]" in _run()[1]  # the whole tree: redis is locked for nothing
+    assert _run("pod.yaml") == (0, "", "")  # as a pre-commit hook passes it: nothing to say about the rest
