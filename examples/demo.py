@@ -48,13 +48,18 @@ def main() -> int:
         print("\n$ cat pinguard.lock")
         print(Path("pinguard.lock").read_text(), end="")
         _pinguard("pin", "--dry-run", expect=1)
+        _pinguard("check", "--policy", "aws-dlc", expect=1)  # not pinned yet: the lint says so
         _pinguard("pin")
         _pinguard("pin", "--dry-run")  # nothing left to pin
+        _pinguard("check", "--policy", "aws-dlc")  # pinned and locked: only warnings about moving tags
 
         print("\nA security rebuild re-points the moving tag train-ml-cuda-v1.1 (stand-in v1.1.3);")
         print("the pinned files and the lock still name the digest that was verified:")
         repush_moving(registry.pusher())
-        _pinguard("resolve", *flags, f"{IMAGE}:train-ml-cuda-v1.1")
+        _pinguard("verify", *flags)
+        _pinguard("update", "--dry-run", *flags, expect=1)
+        _pinguard("update", *flags)
+        _pinguard("check", "--policy", "aws-dlc")
         os.chdir(example)
     return 0
 

@@ -63,8 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="offline lint: pinned, locked, consistent, allowed by policy")
     _add_paths(check)
     check.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
-                       help="policy file (repeatable; later ones override; default: .pinguard.yaml if present, "
-                            "else the shipped `default` policy)")
+                       help="policy file or shipped preset name (repeatable; later ones override; default: "
+                            ".pinguard.yaml if present, else the `default` preset)")
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     check.add_argument("--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")

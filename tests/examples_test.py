@@ -22,5 +22,6 @@ def test_demo_runs_the_whole_flow() -> None:
     assert "STAND-INS" in result.stdout
     assert "pinguard.lock: 3 new, 0 kept, 0 dropped" in result.stdout
     assert "pinned 3 files" in result.stdout
-    assert "same digest as frozen tag train-ml-cuda-v1.1.3" in result.stdout  # the rebuild was seen
+    assert "frozen tag  train-ml-cuda-v1.1.2 -> train-ml-cuda-v1.1.3" in result.stdout  # the rebuild explained
+    assert "updated 1 tag in pinguard.lock, re-pinned 1 file" in result.stdout
     assert {p: p.read_bytes() for p in (ROOT / "examples" / "dlc").iterdir()} == before  # example untouched

@@ -65,6 +65,8 @@ def load(paths: Sequence[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones; the `default` preset when none."""
     merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": []}
     for path in paths or [PRESETS / "default.yaml"]:
+        if not path.exists() and path.name == str(path) and not path.suffix:
+            path = preset(path.name)  # `--policy aws-dlc` names a shipped preset
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
 

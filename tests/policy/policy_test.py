@@ -29,6 +29,7 @@ def test_extends_and_overrides(tmp_path: Path) -> None:
     assert policy.rules["denied-tags"] == {"level": "warning", "tags": ["latest", "edge"], "untagged": True}
     assert policy.rules["unpinned"]["level"] == "off"
     assert load([preset("aws-dlc")]).rules["moving-tag"]["level"] == "warning"
+    assert load([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"  # a preset named on the command line
 
 
 @pytest.mark.parametrize(
