@@ -21,12 +21,15 @@ class Edit:
 
 
 def pin_edit(found: Found, digest: str) -> Edit:
-    """The edit that pins one reference to `digest`: the digest field, or `value@digest` in place."""
+    """The edit that pins one reference to `digest`: the digest field, or `name:tag@digest` in place."""
     field = found.digest_field
     if field is not None:
         value = digest.partition(":")[2] if field.hex_only else digest
         return Edit(field.start, field.end, field.prefix + value + field.suffix)
-    return Edit(found.span.start, found.span.end, found.value.partition("@")[0] + "@" + digest)
+    name_and_tag = found.value.partition("@")[0]
+    if found.reference is not None and found.reference.tag is None:
+        name_and_tag += ":latest"  # what the lock resolved; written out so the pin reads back to its entry
+    return Edit(found.span.start, found.span.end, name_and_tag + "@" + digest)
 
 
 def apply(text: str, edits: Iterable[Edit]) -> str:

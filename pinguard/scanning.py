@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -31,12 +32,20 @@ class Scan:
 
 def scan(paths: Sequence[str]) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
-    # Parsing makes millions of short-lived objects and no cycles worth collecting:
-    # the cyclic collector would only spend a tenth of the run looking.
+    result = Scan()
+    with quiet_collector():
+        result.files.extend(each_file(paths, result.errors))
+    return result
+
+
+@contextmanager
+def quiet_collector() -> Iterator[None]:
+    """Parsing makes millions of short-lived objects and no cycles worth collecting:
+    the cyclic collector would spend a tenth of the run looking."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _scan(paths)
+        yield
     finally:
         if collecting:
             gc.enable()
@@ -53,15 +62,18 @@ def scan_for_writing(paths: Sequence[str], stderr: TextIO) -> Scan | None:
     return result
 
 
-def _scan(paths: Sequence[str]) -> Scan:
-    result = Scan()
+def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
+    """Each file scanned, as soon as it is: callers that look at one file at a time keep none.
+
+    A file that cannot be read or parsed adds "path:line:column: message" to `errors`.
+    """
     for path in walk(paths, Path.cwd()):
         if not sources.may_hold_images(path.name):
             continue
         try:
             file = TextFile.read(path)
         except UnreadableFile as exc:
-            result.errors.append(f"{path}:1:1: {exc}")
+            errors.append(f"{path}:1:1: {exc}")
             continue
         kind = sources.detect(path.as_posix(), file.text)
         if kind is None:
@@ -69,7 +81,6 @@ def _scan(paths: Sequence[str]) -> Scan:
         try:
             found = sources.find(path.as_posix(), file.text, kind)
         except SourceError as exc:
-            result.errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
+            errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
-        result.files.append(ScannedFile(file, kind, found))
-    return result
+        yield ScannedFile(file, kind, found)

@@ -266,8 +266,10 @@ def test_pin_locks_every_reference(pinned: Pinned) -> None:
                 assert new.reference is None and new.value == old.value, (path, old.line)
                 continue
             assert new.reference is not None, (path, new.line, new.problem)
-            assert (new.reference.name, new.reference.tag) == (old.reference.name, old.reference.tag)
             key = _key(old.reference)
+            # An untagged reference is pinned with the tag its lock entry has: `latest`.
+            tag = old.reference.tag or (key[1] if key else None)
+            assert (new.reference.name, new.reference.tag) == (old.reference.name, tag)
             if key is None:  # digest only: nothing to lock, left alone
                 assert new.reference == old.reference
             else:
@@ -293,7 +295,8 @@ def test_pinned_bytes_are_the_old_bytes_with_the_pin_edits(pinned: Pinned) -> No
             found, edit, digest = item.found, item.edit, item.digest
             if found.digest_field is None:  # in place: the value as written, any old digest replaced
                 assert text[edit.start:edit.end] == found.value
-                assert edit.text == found.value.partition("@")[0] + "@" + digest
+                tag = "" if item.reference.tag else ":latest"  # untagged: written with the tag it was locked at
+                assert edit.text == found.value.partition("@")[0] + tag + "@" + digest
                 continue
             # The digest field: filled in place, or added as a `digest: ...` / `sha: ...` entry.
             written = digest.partition(":")[2] if found.digest_field.hex_only else digest

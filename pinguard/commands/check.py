@@ -16,7 +16,7 @@ from pinguard.policy import load
 from pinguard.policy.rules.common import Context
 from pinguard.policy.run import findings as policy_findings
 from pinguard.report import FORMATS
-from pinguard.scanning import scan
+from pinguard.scanning import each_file, quiet_collector
 
 
 def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",
@@ -24,19 +24,20 @@ def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str 
     policy = load(policies)
     lock = lockfile.read(options.lockfile)
     lock_text = options.lockfile.read_text(encoding="utf-8") if options.lockfile.is_file() else ""
-    result = scan(paths)
-    for error in result.errors:
-        print(f"pinguard: {error}", file=options.stderr)
     context = Context(lock, options.lockfile.as_posix(), policy.tag_rules)
     whole_tree = all(Path(p).is_dir() for p in paths)
-    found = policy_findings(policy, result, context, lock_text, whole_tree=whole_tree)
+    errors: list[str] = []
+    with quiet_collector():
+        found = policy_findings(policy, each_file(paths, errors), context, lock_text, whole_tree=whole_tree)
+    for error in errors:
+        print(f"pinguard: {error}", file=options.stderr)
     rendered = io.StringIO()
     FORMATS[fmt](found, rendered)
     if output is not None:
         write_bytes(output, rendered.getvalue().encode("utf-8"))
     else:
         options.stdout.write(rendered.getvalue())
-    if result.errors:
+    if errors:
         return 2
     failing = [f for f in found if f.severity == ERROR or strict]
     return 1 if failing else 0

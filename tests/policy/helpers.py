@@ -31,7 +31,7 @@ def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, A
     lock_text = (folder / "pinguard.lock").read_text()
     result = scan(sorted(files))
     assert result.errors == []
-    return findings(policy, result, Context(lock, "pinguard.lock", policy.tag_rules), lock_text)
+    return findings(policy, result.files, Context(lock, "pinguard.lock", policy.tag_rules), lock_text)
 
 
 def places(found: list[Finding]) -> list[tuple[str, int, int]]:

@@ -60,8 +60,12 @@ def _pinned_value(value: str) -> str:
     """What pinning should make of a reference written as `value` (a build argument stays as it is)."""
     if "$" in value:
         return value
-    key = _lock_key(parse(value))
-    return value if key is None else value.partition("@")[0] + "@" + lockdata.locked_test_digest(*key)
+    reference = parse(value)
+    key = _lock_key(reference)
+    if key is None:
+        return value
+    tag = "" if reference.tag else ":latest"  # an untagged reference is written with the tag it was locked at
+    return value.partition("@")[0] + tag + "@" + lockdata.locked_test_digest(*key)
 
 
 @contextmanager

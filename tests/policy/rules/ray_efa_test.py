@@ -178,6 +178,6 @@ def test_every_gpu_container_of_the_group_is_checked(folder: Path) -> None:
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     policy = Policy({ray_efa.ID: {**ray_efa.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]), Context(Lock(), "pinguard.lock"), "")}
+    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
     assert "aws-dlc/samples-raytrain-raycluster.yaml" not in flagged  # the sample sets it all
     assert "aws-dlc/dlc-test-ray-llm-rayservice.yml" in flagged  # its workers set no NCCL_SOCKET_IFNAME

@@ -73,6 +73,6 @@ def test_ray_same_image(folder: Path, manifest: str, expected: list[tuple[int, i
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     policy = Policy({ray_same_image.ID: {**ray_same_image.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]), Context(Lock(), "pinguard.lock"), "")}
+    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
     assert "aws-dlc/samples-raytrain-raycluster.yaml" not in flagged  # one ${DLC_IMAGE} for all
     assert "kuberay/ray-job.pytorch-image-classifier.yaml" in flagged  # ray:2.46.0 head, ray-ml workers

@@ -90,7 +90,7 @@ def test_runtime_env_pins(folder: Path, manifest: str, expected: list[tuple[int,
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     policy = Policy({runtime_env_pins.ID: {**runtime_env_pins.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]), Context(Lock(), "pinguard.lock"), "")}
+    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
     assert "kuberay/ray-job.sample.yaml" not in flagged  # requests==2.26.0, pendulum==2.1.2
     assert "kuberay/ray-job.tpu-jax.yaml" not in flagged  # jax[tpu]==0.6.1 and a `-f` option
     assert "kuberay/ray-job.pytorch-mnist.yaml" in flagged  # torch, torchvision

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-FROM ubuntu@sha256:b68304d63fad7718d8983d6b8118f956b7d6a44baf27ac3dac773a3eb49ac850 AS build
+FROM ubuntu:latest@sha256:b68304d63fad7718d8983d6b8118f956b7d6a44baf27ac3dac773a3eb49ac850 AS build
 RUN apt-get update \
     && apt-get install -y curl
 FROM alpine:3.20@sha256:75be9c490b21b793193f47be0daf1e1ba283c3a002c8e84091e2c871cc49f219 AS final
