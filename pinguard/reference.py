@@ -129,7 +129,10 @@ def parse(text: str) -> Reference:
     docker.io, and a tag and a digest may both be present.  Surrounding
     whitespace is an error, not something to strip.
     """
-    return Reference(*_split(text))
+    reference = object.__new__(Reference)  # _split has checked it all: skip the re-check construction does
+    for name, value in zip(("registry", "repository", "tag", "digest"), _split(text), strict=True):
+        object.__setattr__(reference, name, value)
+    return reference
 
 
 def is_digest(text: str) -> bool:
@@ -261,11 +264,9 @@ def _label_problem(text: str, start: int, end: int, domain_end: int) -> str | No
     bad = _NOT_LABEL.search(text, start, end)
     if bad:
         return _unexpected(text, bad.start())
-    label = _quote(text[start:end])
-    if text[start] == "-":
-        return f'domain component {label} at position {start + 1} starts with "-"'
-    if text[end - 1] == "-":
-        return f'domain component {label} at position {start + 1} ends with "-"'
+    for at, edge in ((start, "starts"), (end - 1, "ends")):
+        if text[at] == "-":
+            return f'domain component {_quote(text[start:end])} at position {start + 1} {edge} with "-"'
     return None
 
 
@@ -322,17 +323,16 @@ def _tag_problem(text: str, start: int, end: int) -> str | None:
     """Why text[start:end] is not a tag, or None when it is one."""
     if start == end:
         return "empty tag"
-    tag = _quote(text[start:end])
     bad = _NOT_TAG.search(text, start, end)
     if bad:
-        return f"invalid tag {tag}: {_unexpected(text, bad.start())}"
+        return f"invalid tag {_quote(text[start:end])}: {_unexpected(text, bad.start())}"
     if text[start] in ".-":
         return (
-            f'invalid tag {tag}: must start with a letter, digit or "_", not {_quote(text[start])} '
-            f"at position {start + 1}"
+            f'invalid tag {_quote(text[start:end])}: must start with a letter, digit or "_", '
+            f"not {_quote(text[start])} at position {start + 1}"
         )
     if end - start > _MAX_TAG:
-        return f"tag {tag} is longer than {_MAX_TAG} characters ({end - start})"
+        return f"tag {_quote(text[start:end])} is longer than {_MAX_TAG} characters ({end - start})"
     return None
 
 

@@ -16,10 +16,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pinguard.sources import runtime_env
 from pinguard.sources.base import Found
-from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, walk_pairs
+from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, scalars_under
 
 SOURCE = "kubernetes"
-_EMBEDDED_RUNTIME_ENV = ("runtimeEnvYAML", "serveConfigV2")
+_KEYS = frozenset(("image", "runtimeEnvYAML", "serveConfigV2"))  # the last two hold Ray YAML in a string
 _POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "templates.gatekeeper.sh")
 
 
@@ -37,14 +37,12 @@ def find(text: str, path: str) -> list[Found]:
 def find_in(document: Node, where: Located) -> list[Found]:
     """Image keys anywhere in one document, and runtime_env images in embedded Ray YAML."""
     found: list[Found] = []
-    for _, key, value in walk_pairs(document):
-        if not isinstance(value, ScalarNode):
-            continue
-        if key.value == "image":  # `docker://` as Docker container actions write it (action.yml)
+    for key, value in scalars_under(document, _KEYS):
+        if key == "image":  # `docker://` as Docker container actions write it (action.yml)
             item = found_at(value, where, prefix="docker://" if str(value.value).startswith("docker://") else "")
             if item is not None:
                 found.append(item)
-        elif key.value in _EMBEDDED_RUNTIME_ENV:
+        else:
             found.extend(_embedded_runtime_env(value, where))
     return found
 

@@ -33,6 +33,13 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
     floats, booleans, timestamps); sources only ever ask whether a value is null.
     """
 
+    # No path-based resolvers are registered: skip the bookkeeping done for every node.
+    def descend_resolver(self, current_node: object, current_index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode:
             if implicit[0] and value in _NULLS:
@@ -80,6 +87,31 @@ def scalar_text(node: Node | None) -> str | None:
     if isinstance(node, ScalarNode) and node.tag != _NULL:
         return str(node.value)
     return None
+
+
+def scalars_under(root: Node, keys: frozenset[str]) -> list[tuple[str, ScalarNode]]:
+    """(key, value) for every scalar value of one of `keys` below `root`, each node once.
+
+    The hot path of every scan: a plain loop, where `walk_pairs` pays a generator step per pair.
+    """
+    found: list[tuple[str, ScalarNode]] = []
+    seen: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is MappingNode:
+            for key, value in node.value:
+                if type(value) is ScalarNode:
+                    if key.value in keys:
+                        found.append((key.value, value))
+                else:
+                    stack.append(value)
+        elif type(node) is SequenceNode:
+            stack.extend(item for item in node.value if type(item) is not ScalarNode)
+    return found
 
 
 def walk_pairs(root: Node) -> Iterator[tuple[MappingNode, ScalarNode, Node]]:
