@@ -87,6 +87,27 @@ def _parser() -> argparse.ArgumentParser:
                         help="print the explanation and a diff instead; exit 1 if anything would change")
     update.add_argument("--format", choices=("text", "markdown"), default="text")
     _add_common_options(update)
+
+    run = commands.add_parser("run", help="launch a RayJob or RayCluster only against the locked image; "
+                                          "confirm what its pods run")
+    run.add_argument("manifest", metavar="MANIFEST", help="a RayJob or RayCluster manifest")
+    mode = run.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the object that would be submitted")
+    mode.add_argument("--local", action="store_true",
+                      help="run the entrypoint on a local Ray instance (CPU, tiny model); no image is enforced")
+    run.add_argument("--namespace", metavar="NS", help="the namespace (default: the manifest's, else the context's)")
+    run.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
+                     help="policy file or shipped preset name the manifest must pass (repeatable; default: aws-dlc)")
+    run.add_argument("--timeout", type=float, default=3600.0, metavar="S",
+                     help="give up watching after S seconds (default 3600); the job is left running")
+    _add_common_options(run)
+
+    audit = commands.add_parser("audit", help="report pods running images the lockfile does not hold")
+    scope = audit.add_mutually_exclusive_group()
+    scope.add_argument("--namespace", metavar="NS", help="the namespace (default: the context's)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    audit.add_argument("--format", choices=("text", "json"), default="text")
+    _add_common_options(audit)
     return parser
 
 
@@ -152,6 +173,15 @@ def _run(args: argparse.Namespace, options: Options) -> int:
         from pinguard.commands.update import update
 
         return update(args.paths, options, dry_run=args.dry_run, fmt=args.format)
+    if args.command == "run":
+        from pinguard.commands.run import run
+
+        return run(args.manifest, options, policies=args.policy, dry_run=args.dry_run, local=args.local,
+                   namespace=args.namespace, timeout=args.timeout)
+    if args.command == "audit":
+        from pinguard.commands.audit import audit
+
+        return audit(options, namespace=args.namespace, all_namespaces=args.all_namespaces, fmt=args.format)
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -20,4 +20,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[dev]'
+# torch first, pinned: the CPU build of this version is what the training extra is tested with,
+# and installing it before the extras keeps them from pulling another build.
+.venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e '.[dev,train,k8s]'

@@ -105,7 +105,7 @@ def scalars_under(root: Node, keys: frozenset[str]) -> list[tuple[str, ScalarNod
         if type(node) is MappingNode:
             for key, value in node.value:
                 if type(value) is ScalarNode:
-                    if key.value in keys:
+                    if type(key) is ScalarNode and key.value in keys:  # a key may be a mapping: `{{}}: x`
                         found.append((key.value, value))
                 else:
                     stack.append(value)

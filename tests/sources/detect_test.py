@@ -76,3 +76,8 @@ def test_invalid_yaml_without_templates_is_an_error() -> None:
     with pytest.raises(sources.SourceError) as raised:
         sources.find("pod.yaml", "kind: Pod\nspec: [image: x\n  - y\n", "kubernetes")
     assert raised.value.line >= 2 and "invalid YAML" in str(raised.value)
+
+
+def test_a_mapping_used_as_a_key_is_no_image_key() -> None:
+    assert sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes") == []
+    assert sources.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes")[0].value == "nginx:1.25"

@@ -1,0 +1,310 @@
+"""Submitting the rendered job through the `kubernetes` client, and watching what its pods run.
+
+A RayJob is created and KubeRay does the rest; a RayCluster is created, and once its
+head pod runs the locked image the entrypoint is submitted to it with Ray's
+JobSubmissionClient. Meanwhile the pods of the cluster (label `ray.io/cluster`) are
+polled: every container's `status.containerStatuses[].imageID` must carry a digest the
+lock holds for its image, or the job is deleted on the spot.
+
+Imported only by `run` and `audit`, when they reach a cluster: the `kubernetes` client
+(the `k8s` extra) and ray are needed here and nowhere else.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pinguard.errors import PinguardError
+from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
+from pinguard.launch.pods import containers, judge, started
+from pinguard.launch.render import GROUP, IMAGE_ANNOTATION, LOCK_ANNOTATION, Job
+from pinguard.lockfile import Lock
+from pinguard.options import Options
+
+try:
+    import urllib3
+    from kubernetes import client, config  # type: ignore[import-untyped]
+    from kubernetes.client.exceptions import ApiException  # type: ignore[import-untyped]
+except ModuleNotFoundError as missing:  # the `k8s` extra is not installed
+    raise PinguardError(f"reaching a cluster needs the kubernetes client ({missing.name} is missing): "
+                        "pip install 'pinguard[k8s]'") from None
+
+TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")  # Ray job statuses, as KubeRay's status.jobStatus repeats them
+DASHBOARD_PORT = 8265  # where the head serves Ray's job submission API
+
+
+class Kube:
+    """The few API calls pinguard makes, each turning failures into a PinguardError that says what was tried."""
+
+    def __init__(self, api: Any, namespace: str) -> None:
+        self.host = str(api.configuration.host)
+        self.namespace = namespace  # the context's, for objects that name none
+        self._custom = client.CustomObjectsApi(api)
+        self._core = client.CoreV1Api(api)
+        self._version = client.VersionApi(api)
+
+    def ping(self) -> None:
+        """Fail early, and clearly, on a server that is not there or refuses us."""
+        with _calling(f"reaching the Kubernetes API server at {self.host}"):
+            self._version.get_code(_preload_content=False).drain_conn()  # answering is all that counts
+
+    def create(self, job: Job, namespace: str) -> dict[str, Any]:
+        with _calling(f"creating {job.kind} {job.name} in namespace {namespace}",
+                      hint="is KubeRay installed (the ray.io CRDs)?"):
+            created: dict[str, Any] = self._custom.create_namespaced_custom_object(
+                GROUP, job.version, namespace, job.plural, job.body)
+        return created
+
+    def get(self, job: Job, namespace: str, name: str) -> dict[str, Any]:
+        with _calling(f"reading {job.kind} {namespace}/{name}"):
+            found: dict[str, Any] = self._custom.get_namespaced_custom_object(
+                GROUP, job.version, namespace, job.plural, name)
+        return found
+
+    def delete(self, job: Job, namespace: str, name: str) -> None:
+        with _calling(f"deleting {job.kind} {namespace}/{name}"):
+            self._custom.delete_namespaced_custom_object(GROUP, job.version, namespace, job.plural, name,
+                                                         body=client.V1DeleteOptions(propagation_policy="Background"))
+
+    def pods(self, namespace: str | None, selector: str | None = None) -> list[dict[str, Any]]:
+        """Pods as the API serves them (JSON), of one namespace or, for None, of all."""
+        with _calling(f"listing pods{f' in namespace {namespace}' if namespace else ''}"):
+            if namespace is None:
+                response = self._core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)
+            else:
+                response = self._core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
+            items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
+        return items
+
+
+def connect(env: Mapping[str, str]) -> Kube:
+    """The cluster of KUBECONFIG (or ~/.kube/config) and its current context; inside a pod without one, that pod's."""
+    configuration = client.Configuration()
+    kubeconfig = env.get("KUBECONFIG", "~/.kube/config")
+    try:
+        try:
+            config.load_kube_config(config_file=kubeconfig, client_configuration=configuration, persist_config=False)
+            context = config.list_kube_config_contexts(kubeconfig)[1]
+            namespace = str(context.get("context", {}).get("namespace") or "default")
+        except config.ConfigException:
+            if not env.get("KUBERNETES_SERVICE_HOST"):
+                raise
+            config.load_incluster_config(client_configuration=configuration)
+            namespace = (SERVICE_ACCOUNT / "namespace").read_text(encoding="utf-8").strip()
+    except (config.ConfigException, OSError) as exc:
+        raise PinguardError(f"no Kubernetes configuration ({kubeconfig}, nor in-cluster): {exc}") from None
+    kube = Kube(client.ApiClient(configuration), namespace)
+    kube.ping()
+    return kube
+
+
+@contextmanager
+def _calling(what: str, hint: str = "") -> Iterator[None]:
+    try:
+        yield
+    except ApiException as exc:
+        try:
+            message = json.loads(exc.body).get("message") or ""
+        except (TypeError, ValueError, AttributeError):  # no body, or not a Status
+            message = ""
+        why = f"{exc.status} {exc.reason}{f': {message}' if message else ''}"
+        raise PinguardError(f"{what}: {why}{f' ({hint})' if hint and exc.status == 404 else ''}") from None
+    except urllib3.exceptions.HTTPError as exc:
+        raise PinguardError(f"{what}: no answer: {exc}") from None
+
+
+class JobSubmitter(Protocol):
+    """How a job reaches a running Ray cluster: Ray's job submission API, or a test's stand-in."""
+
+    def submit(self, address: str, entrypoint: str, runtime_env: dict[str, Any] | None,
+               metadata: dict[str, str]) -> str: ...
+
+    def status(self, address: str, job_id: str) -> str: ...
+
+
+@dataclass
+class RaySubmitter:
+    """Ray's JobSubmissionClient, one per address."""
+
+    _clients: dict[str, Any] = field(default_factory=dict)
+
+    def submit(self, address: str, entrypoint: str, runtime_env: dict[str, Any] | None,
+               metadata: dict[str, str]) -> str:
+        with self._client(address) as ray_client:
+            return str(ray_client.submit_job(entrypoint=entrypoint, runtime_env=runtime_env, metadata=metadata))
+
+    def status(self, address: str, job_id: str) -> str:
+        with self._client(address) as ray_client:
+            return str(ray_client.get_job_status(job_id).value)
+
+    @contextmanager
+    def _client(self, address: str) -> Iterator[Any]:
+        try:
+            from ray.job_submission import JobSubmissionClient  # ray is heavy: only this path pays for it
+        except ModuleNotFoundError:
+            raise PinguardError("submitting to a RayCluster needs ray: pip install 'pinguard[train]'") from None
+        try:
+            if address not in self._clients:
+                self._clients[address] = JobSubmissionClient(address)
+            yield self._clients[address]
+        except (OSError, RuntimeError) as exc:  # requests' errors are OSErrors; Ray raises RuntimeError on HTTP errors
+            raise PinguardError(f"Ray job submission at {address}: {exc}") from None
+
+
+@dataclass
+class _Launched:
+    """What the watch needs to know about the object it launched."""
+
+    kube: Kube
+    job: Job
+    namespace: str
+    name: str
+    options: Options
+
+    @property
+    def what(self) -> str:
+        return f"{self.job.kind} {self.namespace}/{self.name}"
+
+    def say(self, message: str) -> None:
+        if not self.options.quiet:
+            print(message, file=self.options.stdout, flush=True)
+
+
+class _Target(Protocol):
+    def cluster(self) -> str | None:
+        """The Ray cluster's name (its pods' `ray.io/cluster` label) once known."""
+
+    def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
+        """The job's status once known; may act on pods that were confirmed (submit the entrypoint)."""
+
+    def detail(self) -> str:
+        """What the cluster says about how the job ended, if anything."""
+
+
+@dataclass
+class _RayJob:
+    """KubeRay starts the cluster and submits the entrypoint; its status says how both go."""
+
+    launched: _Launched
+    _status: dict[str, Any] = field(default_factory=dict)
+
+    def cluster(self) -> str | None:
+        found = self.launched.kube.get(self.launched.job, self.launched.namespace, self.launched.name)
+        self._status = found.get("status") or {}
+        return self._status.get("rayClusterName") or None
+
+    def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
+        if self._status.get("jobDeploymentStatus") == "Failed":  # e.g. the submitter failed: no jobStatus comes
+            return "FAILED"
+        return self._status.get("jobStatus") or None
+
+    def detail(self) -> str:
+        return str(self._status.get("message") or "")
+
+
+@dataclass
+class _RayCluster:
+    """The cluster comes up; the entrypoint goes to its head once the head pod runs the locked image."""
+
+    launched: _Launched
+    submitter: JobSubmitter
+    address: str = ""
+    job_id: str | None = None
+
+    def cluster(self) -> str | None:
+        return self.launched.name
+
+    def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
+        if self.job_id is None:
+            if not any(_is_head(pod) and (pod.get("status") or {}).get("phase") == "Running"
+                       and pod["metadata"]["name"] in confirmed for pod in pods):
+                return None
+            job = self.launched.job
+            self.address = self._address()
+            metadata = {k: v for k, v in job.annotations.items() if k in (LOCK_ANNOTATION, IMAGE_ANNOTATION)}
+            self.job_id = self.submitter.submit(self.address, job.entrypoint(), job.runtime_env(), metadata)
+            self.launched.say(f"submitted job {self.job_id} to {self.address}")
+        return self.submitter.status(self.address, self.job_id)
+
+    def detail(self) -> str:
+        return f"Ray job {self.job_id} at {self.address}"
+
+    def _address(self) -> str:
+        """The head service's dashboard; RAY_ADDRESS instead, for a cluster reached through a port-forward."""
+        if self.launched.options.env.get("RAY_ADDRESS"):
+            return self.launched.options.env["RAY_ADDRESS"]
+        launched = self.launched
+        head = (launched.kube.get(launched.job, launched.namespace, launched.name).get("status") or {}).get("head")
+        service = (head or {}).get("serviceName") or f"{launched.name}-head-svc"  # KubeRay's name for it
+        return f"http://{service}.{launched.namespace}.svc.cluster.local:{DASHBOARD_PORT}"
+
+
+def _is_head(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("metadata") or {}).get("labels", {}).get("ray.io/node-type") == "head")
+
+
+def launch(job: Job, lock: Lock, options: Options, *, timeout: float, poll: float,
+           submitter: JobSubmitter | None = None) -> int:
+    """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why."""
+    kube = connect(options.env)
+    namespace = job.namespace or kube.namespace
+    job.body["metadata"]["namespace"] = namespace
+    created = kube.create(job, namespace)
+    launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), options)
+    launched.say(f"created {launched.what} on {kube.host}")
+    target: _Target = _RayJob(launched) if job.kind == "RayJob" else _RayCluster(launched, submitter or RaySubmitter())
+    return _watch(launched, target, lock, timeout, poll)
+
+
+def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float) -> int:
+    stderr = launched.options.stderr
+    deadline = time.monotonic() + timeout
+    confirmed: set[str] = set()
+    while True:
+        cluster = target.cluster()
+        pods = launched.kube.pods(launched.namespace, f"ray.io/cluster={cluster}") if cluster else []
+        for pod in pods:
+            reports = judge(pod, lock)
+            if reports:
+                for report in reports:
+                    print(f"pinguard: {report}", file=stderr)
+                launched.kube.delete(launched.job, launched.namespace, launched.name)
+                print(f"pinguard: stopped: deleted {launched.what}: its pods must run the locked images", file=stderr)
+                return 1
+            name = pod["metadata"]["name"]
+            if started(pod) and name not in confirmed:
+                confirmed.add(name)
+                runs = ", ".join(f"{c} runs {image_id_digest(image_id)}" for c, _, image_id in containers(pod))
+                launched.say(f"pod {name}: {runs} (locked)")
+        status = target.status(pods, confirmed)
+        if status in TERMINAL:
+            return _verdict(launched, target, status, len(confirmed))
+        if time.monotonic() >= deadline:
+            waiting = "" if cluster else "; no Ray cluster yet: is the KubeRay operator running?"
+            print(f"pinguard: timed out after {timeout:g} s: {launched.what} is {status or 'not started'}, "
+                  f"{len(confirmed)} of {launched.job.expected_pods()} pods confirmed{waiting}; it is left running: "
+                  f"`kubectl delete {launched.job.plural} {launched.name} -n {launched.namespace}` stops it",
+                  file=stderr)
+            return 1
+        time.sleep(poll)
+
+
+def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int) -> int:
+    expected = launched.job.expected_pods()
+    detail = f" ({target.detail()})" if target.detail() else ""
+    if launched.job.kind == "RayCluster":
+        launched.say(f"{launched.what} is left running: `kubectl delete raycluster {launched.name} "
+                     f"-n {launched.namespace}` removes it")
+    if confirmed < expected:
+        print(f"pinguard: {launched.what} ended {status}{detail}, but only {confirmed} of {expected} pods were seen "
+              "running the locked image before they went: what ran is not confirmed", file=launched.options.stderr)
+        return 1
+    if status != "SUCCEEDED":
+        print(f"pinguard: {launched.what} ended {status}{detail}", file=launched.options.stderr)
+        return 1
+    launched.say(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images")
+    return 0

@@ -1,0 +1,51 @@
+"""`pinguard run --local`: the manifest's entrypoint on a local Ray instance, CPU and a tiny model.
+
+For trying the training program without a cluster. The entrypoint runs through the shell
+(as Ray's job driver runs it) from the repository root, the folder holding `training/`,
+with `python` being the interpreter pinguard runs on, where ray and torch are installed.
+Paths inside the container are mapped to the repository by the annotation
+`pinguard.dev/local-paths: CONTAINER_PATH=LOCAL_PATH[,...]` (local paths relative to the root).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pinguard.errors import PinguardError
+from pinguard.launch.render import Job
+from pinguard.options import Options
+
+LOCAL_PATHS_ANNOTATION = "pinguard.dev/local-paths"
+# Appended, so that they win: the training program reads its flags with argparse, where the last one counts.
+OVERRIDES = " --model_id tiny --num_workers 2 --cpu --steps 5"
+
+
+def command(job: Job) -> str:
+    """The entrypoint with container paths mapped to the repository and the local overrides appended."""
+    entrypoint = job.entrypoint()
+    for pair in filter(None, job.annotations.get(LOCAL_PATHS_ANNOTATION, "").split(",")):
+        inside, equals, local = (part.strip() for part in pair.partition("="))
+        if not equals or not inside or not local:
+            raise PinguardError(f"{job.kind} {job.name}: annotation {LOCAL_PATHS_ANNOTATION}: expected "
+                                f"CONTAINER_PATH=LOCAL_PATH, got {pair!r}")
+        entrypoint = re.sub(rf"(?<![\w./-]){re.escape(inside.rstrip('/'))}(?=/|\s|$)", local, entrypoint)
+    return entrypoint + OVERRIDES
+
+
+def run_local(job: Job, manifest: Path, options: Options) -> int:
+    """Run the job's entrypoint locally; its exit status."""
+    folder = manifest.resolve().parent
+    root = next((p for p in (folder, *folder.parents) if (p / "training").is_dir()), None)
+    if root is None:
+        raise PinguardError(f"{manifest}: no folder above it holds training/, the repository root --local runs from")
+    line = command(job)
+    print("pinguard: --local: no container image is enforced locally (nor the runtime_env applied): the entrypoint "
+          f"runs with this Python, {sys.executable}", file=options.stderr)
+    print(f"pinguard: running in {root}: {line}", file=options.stderr)
+    options.stderr.flush()
+    env = {**options.env, "PATH": os.pathsep.join(filter(None, (str(Path(sys.executable).parent),
+                                                                options.env.get("PATH"))))}
+    return subprocess.run(line, shell=True, cwd=root, env=env, check=False).returncode

@@ -1,0 +1,235 @@
+"""A FAKE Kubernetes API server, for tests: no real API server can run where the tests run.
+
+It speaks the paths the real `kubernetes` client and the in-pod guard use, with JSON
+bodies shaped as the real API's (kind, apiVersion, metadata, items; errors as `Status`):
+
+    GET    /version
+    GET    /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}       list
+    POST   /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}       create
+    GET    /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}/{name}
+    DELETE /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}/{name}
+    GET    /api/v1/namespaces/{ns}/pods?labelSelector=a=b,c=d
+    GET    /api/v1/pods                                                all namespaces
+    GET    /api/v1/namespaces/{ns}/pods/{name}
+
+It plays KubeRay too, as a test programs it: creating a RayJob or RayCluster "starts"
+its pods at once (the head and `replicas` workers per group, labelled `ray.io/cluster`,
+Running, each container's `imageID` carrying the digest its image names, or the one
+`wrong_digests` programs for the pod at that position: 0 the head, then the workers).
+A RayJob gets `status.rayClusterName` on the `cluster_after`-th read and its final
+`jobStatus` on the `finish_after`-th. DELETE removes the object and its pods and is
+recorded in `deleted`. Every request is recorded (`requests`).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from testing.fake_registry import Action, FakeRegistry, Request, Response, Route
+
+_RAY = r"/apis/ray\.io/v1/namespaces/(?P<ns>[^/]+)/(?P<plural>rayjobs|rayclusters)"
+_KINDS = {"rayjobs": "RayJob", "rayclusters": "RayCluster"}
+STARTED_AT = "2026-11-30T06:00:00Z"
+
+
+def image_id_for(image: str, digest: str | None = None, *, docker: bool = False) -> str:
+    """What a kubelet reports for `image`: `repo@digest`, or `docker-pullable://repo@digest` as dockershim did.
+
+    The digest is the one the image names, else `digest`, else one made up from the name.
+    """
+    name, _, pinned = image.partition("@")
+    repository = re.sub(r":[^:/]+$", "", name)
+    digest = digest or pinned or "sha256:" + hashlib.sha256(image.encode()).hexdigest()
+    return f"{'docker-pullable://' if docker else ''}{repository}@{digest}"
+
+
+def pod(namespace: str, name: str, containers: Sequence[tuple[str, str, str]], *,
+        labels: Mapping[str, str] | None = None, env: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """A Running pod as the API serves it; `containers` are (name, image, imageID)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {}),
+                     "uid": hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()[:32]},
+        "spec": {"containers": [{"name": c, "image": image, "env": list(env)} for c, image, _ in containers]},
+        "status": {
+            "phase": "Running",
+            "containerStatuses": [
+                {"name": c, "image": image, "imageID": image_id, "ready": True, "restartCount": 0, "started": True,
+                 "state": {"running": {"startedAt": STARTED_AT}}}
+                for c, image, image_id in containers
+            ],
+        },
+    }
+
+
+class FakeKube:
+    """The fake API server on 127.0.0.1 and a free port; a context manager."""
+
+    def __init__(self, *, cluster_after: int = 2, finish_after: int = 4, final_status: str = "SUCCEEDED",
+                 wrong_digests: Mapping[int, str] | None = None) -> None:
+        self.cluster_after = cluster_after
+        self.finish_after = finish_after
+        self.final_status = final_status
+        self.wrong_digests = dict(wrong_digests or {})
+        self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, namespace, name)
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, name)
+        self.deleted: list[tuple[str, str, str]] = []
+        self._reads: Counter[tuple[str, str, str]] = Counter()
+        self._lock = threading.Lock()
+        self._server = FakeRegistry([
+            Route("GET", r"/version/?", self._version),
+            Route("*", _RAY, self._collection),
+            Route("*", _RAY + r"/(?P<name>[^/]+)", self._object),
+            Route("GET", r"/api/v1/pods", self._pods),
+            Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", self._pods),
+            Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)", self._pod),
+        ])
+        self.url = self._server.url
+
+    def __enter__(self) -> FakeKube:
+        self._server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.__exit__(*exc)
+
+    @property
+    def requests(self) -> list[Request]:
+        return self._server.requests
+
+    def posted(self, plural: str) -> list[dict[str, Any]]:
+        """The bodies POSTed to create `plural` objects."""
+        return [json.loads(r.body) for r in self._server.requests_to(_RAY.replace("(?P<plural>rayjobs|rayclusters)",
+                                                                                  plural)) if r.method == "POST"]
+
+    def add_pod(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.pods[(body["metadata"]["namespace"], body["metadata"]["name"])] = body
+
+    def write_kubeconfig(self, path: Path, namespace: str = "default", token: str = "fake-token") -> Path:
+        """A kubeconfig for the real client: this server over plain HTTP, a bearer token, `namespace` as default."""
+        config = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": {"token": token}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": namespace}}],
+            "current-context": "fake",
+        }
+        path.write_text(json.dumps(config))  # JSON is YAML
+        return path
+
+    # --- the API ---
+
+    def _version(self, request: Request) -> Action:
+        return _json({"major": "1", "minor": "31", "gitVersion": "v1.31.0-fake", "gitCommit": "0" * 40,
+                      "gitTreeState": "clean", "buildDate": STARTED_AT, "goVersion": "go1.22.5", "compiler": "gc",
+                      "platform": "linux/amd64"})
+
+    def _collection(self, request: Request) -> Action:
+        found = _groups(_RAY, request)
+        ns, plural = found["ns"], found["plural"]
+        with self._lock:
+            if request.method == "GET":
+                items = [o for (p, n, _), o in self.objects.items() if p == plural and n == ns]
+                return _json({"apiVersion": "ray.io/v1", "kind": _KINDS[plural] + "List",
+                              "metadata": {"resourceVersion": "1"}, "items": items})
+            if request.method != "POST":
+                return _status(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+            body = json.loads(request.body)
+            name = body["metadata"]["name"]
+            if (plural, ns, name) in self.objects:
+                return _status(409, "AlreadyExists", f'{plural}.ray.io "{name}" already exists')
+            body["metadata"] = {**body["metadata"], "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "1",
+                                "creationTimestamp": STARTED_AT}
+            body["status"] = {}
+            self.objects[(plural, ns, name)] = body
+            if plural == "rayclusters":
+                body["status"] = {"state": "ready", "head": {"serviceName": f"{name}-head-svc"}}
+                self._start(ns, name, body["spec"])
+            else:
+                self._start(ns, f"{name}-raycluster-fake", body["spec"].get("rayClusterSpec") or {})
+            return _json(body, 201)
+
+    def _object(self, request: Request) -> Action:
+        found = _groups(_RAY + r"/(?P<name>[^/]+)", request)
+        key = (found["plural"], found["ns"], found["name"])
+        with self._lock:
+            if key not in self.objects:
+                return _status(404, "NotFound", f'{key[0]}.ray.io "{key[2]}" not found')
+            body = self.objects[key]
+            if request.method == "DELETE":
+                del self.objects[key]
+                self.deleted.append(key)
+                cluster = key[2] if key[0] == "rayclusters" else body["status"].get("rayClusterName")
+                self.pods = {k: p for k, p in self.pods.items()
+                             if p["metadata"]["labels"].get("ray.io/cluster") != cluster}
+                return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "details": {"name": key[2], "group": "ray.io", "kind": key[0], "uid": f"uid-{key[2]}"}})
+            if request.method != "GET":
+                return _status(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+            if key[0] == "rayjobs":
+                self._reads[key] += 1
+                self._progress(body, self._reads[key])
+            return _json(body)
+
+    def _progress(self, job: dict[str, Any], reads: int) -> None:
+        """What KubeRay would have done by the `reads`-th read of the RayJob."""
+        if reads >= self.cluster_after:
+            job["status"] = {"rayClusterName": f"{job['metadata']['name']}-raycluster-fake",
+                             "jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}
+        if reads >= self.finish_after:
+            job["status"].update(jobDeploymentStatus="Complete", jobStatus=self.final_status)
+
+    def _start(self, ns: str, cluster: str, spec: Mapping[str, Any]) -> None:
+        """The pods of a Ray cluster: the head, then each worker group's replicas."""
+        groups = [("head", "head", spec.get("headGroupSpec") or {}, 1)]
+        groups += [("worker", g.get("groupName", "workers"), g, int(g.get("replicas", g.get("minReplicas", 0))))
+                   for g in spec.get("workerGroupSpecs") or []]
+        position = 0
+        for node_type, group, group_spec, replicas in groups:
+            template = group_spec.get("template") or {}
+            for replica in range(replicas):
+                name = f"{cluster}-head" if node_type == "head" else f"{cluster}-{group}-worker-{replica}"
+                containers = [(c["name"], c["image"], image_id_for(c["image"], self.wrong_digests.get(position),
+                                                                   docker=node_type == "head"))
+                              for c in (template.get("spec") or {}).get("containers") or []]
+                labels = {"ray.io/cluster": cluster, "ray.io/node-type": node_type, "ray.io/group": group}
+                self.pods[(ns, name)] = pod(ns, name, containers, labels=labels)
+                position += 1
+
+    def _pods(self, request: Request) -> Action:
+        ns = _groups(r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", request).get("ns")  # None: every namespace
+        wanted = dict(pair.split("=", 1) for pair in request.query.get("labelSelector", [""])[0].split(",") if pair)
+        with self._lock:
+            items = [p for (n, _), p in sorted(self.pods.items()) if ns in (None, n)
+                     and all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+        return _json({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": items})
+
+    def _pod(self, request: Request) -> Action:
+        found = _groups(r"/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)", request)
+        with self._lock:
+            body = self.pods.get((found["ns"], found["name"]))
+        return _json(body) if body is not None else _status(404, "NotFound", f'pods "{found["name"]}" not found')
+
+
+def _groups(pattern: str, request: Request) -> dict[str, str]:
+    match = re.fullmatch(pattern, request.bare_path)
+    return match.groupdict() if match else {}
+
+
+def _json(body: Mapping[str, Any], status: int = 200) -> Response:
+    return Response(status, {"Content-Type": "application/json"}, json.dumps(body).encode())
+
+
+def _status(code: int, reason: str, message: str) -> Response:
+    """An error as the API answers it: a `Status` object."""
+    return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+                  "reason": reason, "code": code}, code)

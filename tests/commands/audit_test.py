@@ -1,0 +1,80 @@
+"""`pinguard audit` through the real `kubernetes` client, against `testing.fake_kube.FakeKube`.
+
+The fake is a FAKE API server on loopback (no real one can run here); the pods it
+serves are programmed by each test.
+"""
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pinguard import lockfile
+from pinguard.cli import main
+from pinguard.scanning import scan
+from testing.fake_kube import FakeKube, image_id_for, pod
+from testing.lockdata import lock_for, locked_test_digest
+
+RAY = "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1"
+RAY_DIGEST = locked_test_digest("public.ecr.aws/deep-learning-containers/ray", "train-ml-cuda-v1.1")
+OTHER = "sha256:" + "e" * 64
+
+
+@pytest.fixture
+def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKube]:
+    """team: a pod on the locked digest, one on a digest the lock does not hold, one never pinned; clean: one good."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pod.yaml").write_text(f"kind: Pod\nspec:\n  containers:\n  - name: ray\n    image: {RAY}\n")
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    pinned = f"{RAY}@{RAY_DIGEST}"
+    with FakeKube() as server:
+        server.write_kubeconfig(tmp_path / "kubeconfig", namespace="team")
+        server.add_pod(pod("team", "good", [("ray-head", pinned, image_id_for(pinned, docker=True))]))
+        server.add_pod(pod("team", "rebuilt", [("ray-worker", pinned, image_id_for(pinned, OTHER))]))
+        server.add_pod(pod("team", "loose", [("web", "nginx:1.25", image_id_for("nginx:1.25"))]))
+        server.add_pod(pod("clean", "good", [("ray-head", pinned, image_id_for(pinned))]))
+        yield server
+
+
+def _audit(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["audit", *args], env={"KUBECONFIG": "kubeconfig"}, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_reports_an_unlocked_digest_and_an_unpinned_image(fake: FakeKube) -> None:
+    status, out, err = _audit()  # the context's namespace: team
+    assert status == 1, err
+    nginx = image_id_for("nginx:1.25")
+    assert out.splitlines() == [
+        "team/loose container web: image `nginx:1.25` is not pinned to a digest [unpinned]",
+        f"team/loose container web: image `nginx:1.25` runs {nginx}; the lock has no entry for it [not-locked]",
+        f"team/rebuilt container ray-worker: image `{RAY}@{RAY_DIGEST}` runs "
+        f"public.ecr.aws/deep-learning-containers/ray@{OTHER}; the lock holds {RAY_DIGEST} [not-locked]",
+        "3 problems; checked 3 containers in 3 pods (namespace team)",
+    ]
+    assert [r.path for r in fake.requests if "pods" in r.path] == ["/api/v1/namespaces/team/pods"]
+
+
+def test_a_clean_namespace_exits_0(fake: FakeKube) -> None:
+    assert _audit("--namespace", "clean") == (0, "0 problems; checked 1 container in 1 pod (namespace clean)\n", "")
+
+
+def test_all_namespaces_as_json(fake: FakeKube) -> None:
+    status, out, _ = _audit("--all-namespaces", "--format", "json")
+    report = json.loads(out)
+    assert status == 1
+    assert report["summary"] == {"pods": 4, "containers": 4, "reported": 3}
+    assert {(c["namespace"], c["pod"], c["problem"]) for c in report["containers"]} == {
+        ("team", "loose", "unpinned"), ("team", "loose", "not-locked"), ("team", "rebuilt", "not-locked")}
+    assert report["containers"][-1]["image_id"] == f"public.ecr.aws/deep-learning-containers/ray@{OTHER}"
+    assert [r.path for r in fake.requests if "pods" in r.path] == ["/api/v1/pods"]
+
+
+def test_namespace_and_all_namespaces_exclude_each_other(fake: FakeKube) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        _audit("--namespace", "team", "--all-namespaces")
+    assert stopped.value.code == 2
