@@ -31,7 +31,7 @@ def _pinguard(*args: str, expect: int = 0) -> None:
 
 
 def main() -> int:
-    example = Path(__file__).resolve().parent / "dlc"
+    example = Path(__file__).resolve().parent / "dlc"  # the repository's training/ comes along
     with tempfile.TemporaryDirectory(prefix="pinguard-demo-") as workdir, \
             start_registry(Path(workdir) / "registry", tls=True, token_auth=True) as registry:
         seed_dlc(registry.pusher())
@@ -40,6 +40,7 @@ def main() -> int:
         flags = ("--mirror", f"public.ecr.aws={registry.url}", "--ca-file", str(registry.ca_file))
         tree = Path(workdir) / "example"
         shutil.copytree(example, tree)  # the bundled example stays as written
+        shutil.copytree(example.parent.parent / "training", tree / "training")  # the FSDP job and its manifests
         os.chdir(tree)
         os.environ["PINGUARD_CACHE_DIR"] = str(Path(workdir) / "cache")  # a throwaway cache, like the registry
 
@@ -52,6 +53,7 @@ def main() -> int:
         _pinguard("pin")
         _pinguard("pin", "--dry-run")  # nothing left to pin
         _pinguard("check", "--policy", "aws-dlc")  # pinned and locked: only warnings about moving tags
+        _pinguard("run", "training/rayjob.yaml", "--local")  # the gate, then the tiny model on local Ray
 
         print("\nA security rebuild re-points the moving tag train-ml-cuda-v1.1 (stand-in v1.1.3);")
         print("the pinned files and the lock still name the digest that was verified:")

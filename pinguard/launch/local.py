@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from pinguard.errors import PinguardError
@@ -23,8 +25,12 @@ LOCAL_PATHS_ANNOTATION = "pinguard.dev/local-paths"
 OVERRIDES = " --model_id tiny --num_workers 2 --cpu --steps 5"
 
 
-def command(job: Job) -> str:
-    """The entrypoint with container paths mapped to the repository and the local overrides appended."""
+def command(job: Job, storage: str) -> str:
+    """The entrypoint with container paths mapped to the repository and the local overrides appended.
+
+    Every local run gets its own `storage` folder: a run name reused in shared storage would resume
+    an earlier run (already at its last step) instead of training.
+    """
     entrypoint = job.entrypoint()
     for pair in filter(None, job.annotations.get(LOCAL_PATHS_ANNOTATION, "").split(",")):
         inside, equals, local = (part.strip() for part in pair.partition("="))
@@ -32,7 +38,7 @@ def command(job: Job) -> str:
             raise PinguardError(f"{job.kind} {job.name}: annotation {LOCAL_PATHS_ANNOTATION}: expected "
                                 f"CONTAINER_PATH=LOCAL_PATH, got {pair!r}")
         entrypoint = re.sub(rf"(?<![\w./-]){re.escape(inside.rstrip('/'))}(?=/|\s|$)", local, entrypoint)
-    return entrypoint + OVERRIDES
+    return f"{entrypoint}{OVERRIDES} --storage_path {shlex.quote(storage)}"
 
 
 def run_local(job: Job, manifest: Path, options: Options) -> int:
@@ -41,7 +47,8 @@ def run_local(job: Job, manifest: Path, options: Options) -> int:
     root = next((p for p in (folder, *folder.parents) if (p / "training").is_dir()), None)
     if root is None:
         raise PinguardError(f"{manifest}: no folder above it holds training/, the repository root --local runs from")
-    line = command(job)
+    storage = tempfile.mkdtemp(prefix="pinguard-local-")  # kept: the run's checkpoints and metrics are there
+    line = command(job, storage)
     print("pinguard: --local: no container image is enforced locally (nor the runtime_env applied): the entrypoint "
           f"runs with this Python, {sys.executable}", file=options.stderr)
     print(f"pinguard: running in {root}: {line}", file=options.stderr)

@@ -259,9 +259,11 @@ def test_local_runs_the_entrypoint_with_the_overrides_from_the_repository_root(
     assert status == 3  # the program's own
     ran = json.loads((pinned / "ran.json").read_text())
     assert ran["cwd"] == str(pinned)
-    assert ran["argv"] == ["training/train.py", "--model_id", "qwen2.5-1.5b", "--steps", "5", "--seq_len", "128",
-                           "--batch_size", "1", "--num_workers", "8", "--require_efa",
-                           "--model_id", "tiny", "--num_workers", "2", "--cpu", "--steps", "5"]
+    *argv, storage_flag, storage = ran["argv"]
+    assert argv == ["training/train.py", "--model_id", "qwen2.5-1.5b", "--steps", "5", "--seq_len", "128",
+                    "--batch_size", "1", "--num_workers", "8", "--require_efa",
+                    "--model_id", "tiny", "--num_workers", "2", "--cpu", "--steps", "5"]
+    assert storage_flag == "--storage_path" and Path(storage).is_dir()  # a fresh run: nothing to resume
     assert "no container image is enforced locally" in err
 
 
