@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
@@ -9,7 +10,7 @@ import yaml
 from pinguard import lockfile
 from pinguard.findings import Finding
 from pinguard.lockfile import Lock
-from pinguard.policy import load
+from pinguard.policy import Policy, load
 from pinguard.policy.rules import RULES
 from pinguard.policy.rules.common import Context
 from pinguard.policy.run import findings
@@ -36,3 +37,16 @@ def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, A
 
 def places(found: list[Finding]) -> list[tuple[str, int, int]]:
     return [(f.file, f.line, f.column) for f in found]
+
+
+def assert_found(found: list[Finding], expected: list[tuple[int, int, str]], rule: str) -> None:
+    """The findings are at these (line, column)s, in order, each message holding its text."""
+    assert [(f.line, f.column) for f in found] == [(line, column) for line, column, _ in expected]
+    for finding, (_, _, message) in zip(found, expected, strict=True):
+        assert message in finding.message and finding.rule == rule
+
+
+def files_flagged(rule: ModuleType, folder: Path) -> set[str]:
+    """The files under `folder` (the current folder) that `rule` alone, at level error, reports."""
+    policy = Policy({rule.ID: {**rule.DEFAULT, "level": "error"}})
+    return {f.file for f in findings(policy, scan([str(folder)]).files, Context(Lock(), "pinguard.lock"), "")}

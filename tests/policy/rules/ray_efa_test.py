@@ -6,13 +6,8 @@ from typing import Any
 
 import pytest
 
-from pinguard.lockfile import Lock
-from pinguard.policy import Policy
 from pinguard.policy.rules import ray_efa
-from pinguard.policy.rules.common import Context
-from pinguard.policy.run import findings
-from pinguard.scanning import scan
-from tests.policy.helpers import check_rule
+from tests.policy.helpers import assert_found, check_rule, files_flagged
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 EFA_ENV = "[{name: FI_PROVIDER, value: efa}, {name: NCCL_SOCKET_IFNAME, value: eth0}]"
@@ -146,9 +141,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 def test_ray_efa(folder: Path, manifest: str, conf: dict[str, Any], expected: list[tuple[int, int, str]]) -> None:
     found = check_rule(folder, "ray-efa", {"cluster.yaml": manifest}, conf)
-    assert [(f.line, f.column) for f in found] == [(line, column) for line, column, _ in expected]
-    for finding, (_, _, message) in zip(found, expected, strict=True):
-        assert message in finding.message and finding.rule == "ray-efa"
+    assert_found(found, expected, "ray-efa")
 
 
 @pytest.mark.parametrize(
@@ -177,7 +170,6 @@ def test_every_gpu_container_of_the_group_is_checked(folder: Path) -> None:
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
-    policy = Policy({ray_efa.ID: {**ray_efa.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
+    flagged = files_flagged(ray_efa, Path("."))
     assert "aws-dlc/samples-raytrain-raycluster.yaml" not in flagged  # the sample sets it all
     assert "aws-dlc/dlc-test-ray-llm-rayservice.yml" in flagged  # its workers set no NCCL_SOCKET_IFNAME

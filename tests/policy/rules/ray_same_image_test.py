@@ -5,13 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.lockfile import Lock
-from pinguard.policy import Policy
 from pinguard.policy.rules import ray_same_image
-from pinguard.policy.rules.common import Context
-from pinguard.policy.run import findings
-from pinguard.scanning import scan
-from tests.policy.helpers import check_rule
+from tests.policy.helpers import assert_found, check_rule, files_flagged
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 RAY = "rayproject/ray:2.40.0-py311-gpu"
@@ -64,15 +59,12 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 def test_ray_same_image(folder: Path, manifest: str, expected: list[tuple[int, int, str]]) -> None:
     found = check_rule(folder, "ray-same-image", {"cluster.yaml": manifest})
-    assert [(f.line, f.column) for f in found] == [(line, column) for line, column, _ in expected]
-    for finding, (_, _, message) in zip(found, expected, strict=True):
-        assert message in finding.message and finding.rule == "ray-same-image"
+    assert_found(found, expected, "ray-same-image")
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
-    policy = Policy({ray_same_image.ID: {**ray_same_image.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
+    flagged = files_flagged(ray_same_image, Path("."))
     assert "aws-dlc/samples-raytrain-raycluster.yaml" not in flagged  # one ${DLC_IMAGE} for all
     assert "kuberay/ray-job.pytorch-image-classifier.yaml" in flagged  # ray:2.46.0 head, ray-ml workers

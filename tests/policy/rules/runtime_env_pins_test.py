@@ -5,13 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.lockfile import Lock
-from pinguard.policy import Policy
 from pinguard.policy.rules import runtime_env_pins
-from pinguard.policy.rules.common import Context
-from pinguard.policy.run import findings
-from pinguard.scanning import scan
-from tests.policy.helpers import check_rule
+from tests.policy.helpers import assert_found, check_rule, files_flagged
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 HASH = "0" * 64
@@ -81,16 +76,13 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 )
 def test_runtime_env_pins(folder: Path, manifest: str, expected: list[tuple[int, int, str]]) -> None:
     found = check_rule(folder, "runtime-env-pins", {"job.yaml": manifest})
-    assert [(f.line, f.column) for f in found] == [(line, column) for line, column, _ in expected]
-    for finding, (_, _, message) in zip(found, expected, strict=True):
-        assert message in finding.message and finding.rule == "runtime-env-pins"
+    assert_found(found, expected, "runtime-env-pins")
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
-    policy = Policy({runtime_env_pins.ID: {**runtime_env_pins.DEFAULT, "level": "error"}})
-    flagged = {f.file for f in findings(policy, scan(["."]).files, Context(Lock(), "pinguard.lock"), "")}
+    flagged = files_flagged(runtime_env_pins, Path("."))
     assert "kuberay/ray-job.sample.yaml" not in flagged  # requests==2.26.0, pendulum==2.1.2
     assert "kuberay/ray-job.tpu-jax.yaml" not in flagged  # jax[tpu]==0.6.1 and a `-f` option
     assert "kuberay/ray-job.pytorch-mnist.yaml" in flagged  # torch, torchvision
