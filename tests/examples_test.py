@@ -24,5 +24,5 @@ def test_demo_runs_the_whole_flow() -> None:
     assert "pinned 5 files" in result.stdout
     assert "done: step 5" in result.stdout  # the tiny model trained to the end on local Ray
     assert "frozen tag  train-ml-cuda-v1.1.2 -> train-ml-cuda-v1.1.3" in result.stdout  # the rebuild explained
-    assert "updated 1 tag in pinguard.lock, re-pinned 1 file" in result.stdout
+    assert "updated 1 tag in pinguard.lock, re-pinned 3 files" in result.stdout
     assert {p: p.read_bytes() for p in (ROOT / "examples" / "dlc").iterdir()} == before  # example untouched
