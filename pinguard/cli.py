@@ -201,6 +201,9 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
     except PinguardError as exc:
         print(f"pinguard: error: {exc}", file=err)
         return 2
+    except OSError as exc:  # a file or folder the user named that the system refuses: their input, not a bug
+        print(f"pinguard: error: {exc.filename or ''}: {exc.strerror or exc}", file=err)
+        return 2
     except KeyboardInterrupt:
         return 130
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pinguard import lockfile
 from pinguard.atomic import write_bytes
+from pinguard.errors import PinguardError
 from pinguard.findings import ERROR
 from pinguard.options import Options
 from pinguard.policy import load
@@ -34,7 +35,10 @@ def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str 
     rendered = io.StringIO()
     FORMATS[fmt](found, rendered)
     if output is not None:
-        write_bytes(output, rendered.getvalue().encode("utf-8"))
+        try:
+            write_bytes(output, rendered.getvalue().encode("utf-8"))
+        except OSError as exc:
+            raise PinguardError(f"{output}: cannot write the report: {exc.strerror}") from None
     else:
         options.stdout.write(rendered.getvalue())
     if errors:

@@ -80,3 +80,8 @@ def test_files_named_one_by_one_do_not_judge_the_whole_lockfile(tree: Path) -> N
     (tree / "other.yaml").unlink()
     assert "[unused-lock-entry]" in _run()[1]  # the whole tree: redis is locked for nothing
     assert _run("pod.yaml") == (0, "", "")  # as a pre-commit hook passes it: nothing to say about the rest
+
+
+def test_a_report_that_cannot_be_written_is_an_error_not_a_traceback(tree: Path) -> None:
+    status, _, err = _run("--output", "missing/report.json")
+    assert status == 2 and "missing/report.json: cannot write the report" in err and "Traceback" not in err
