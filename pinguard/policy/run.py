@@ -9,7 +9,7 @@ from pinguard.findings import Finding
 from pinguard.policy import Policy, suppressed
 from pinguard.policy.rules.common import Context
 from pinguard.scanning import ScannedFile
-from pinguard.sources import kubernetes
+from pinguard.sources import kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose
 
@@ -43,6 +43,9 @@ def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, loc
     return sorted(result)
 
 
+_DOCUMENT_KINDS = (kubernetes.SOURCE, runtime_env.SOURCE)  # what document rules are shown
+
+
 class _Rules(NamedTuple):
     reference: list[tuple[ModuleType, Mapping[str, Any]]]
     document: list[tuple[ModuleType, Mapping[str, Any]]]
@@ -54,7 +57,7 @@ def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context:
         for rule, conf in rules.reference:
             for problem in rule.check(conf, found, context):
                 yield policy.finding(rule.ID, problem)
-    if rules.document and scanned.kind == kubernetes.SOURCE:
+    if rules.document and scanned.kind in _DOCUMENT_KINDS:
         where = Located(scanned.file.text, scanned.file.path.as_posix(), scanned.kind)
         try:
             documents = compose(scanned.file.text)

@@ -14,7 +14,8 @@ requirements file) is reported: its contents cannot be checked here; so is
 
 Checked: `pip` and `uv` (a list, or `{packages: ...}`) of every `runtime_env`
 mapping of a document, of a RayJob's `runtimeEnvYAML` string and of the
-`runtime_env`s in a RayService's `serveConfigV2` string. `conda` is not checked.
+`runtime_env`s in a RayService's `serveConfigV2` string, and of runtime_env files
+(`runtime_env.yaml`, for `ray job submit --runtime-env`). `conda` is not checked.
 One finding per requirement, at the requirement.
 
 PASS: `runtimeEnvYAML: {pip: ["torch==2.4.1", "datasets[s3]==3.0.1"]}` (as YAML)
@@ -29,6 +30,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf
+from pinguard.sources import runtime_env
 from pinguard.sources.base import SourceError
 from pinguard.sources.yamlnodes import Located, compose, embedded, mapping_get, same_position, scalar_text, walk_pairs
 
@@ -53,6 +55,9 @@ _COMMIT = re.compile(r"@[0-9a-f]{40}(?:[0-9a-f]{24})?(?=[#\s]|$)")
 
 
 def check(conf: Conf, document: Node, where: Located) -> Iterator[Problem]:
+    if where.source == runtime_env.SOURCE:  # a runtime_env file (`ray job submit --runtime-env FILE`) is one
+        yield from _runtime_env(document, where, same_position)
+        return
     for _, key, value in walk_pairs(document):
         if key.value == "runtime_env":
             yield from _runtime_env(value, where, same_position)

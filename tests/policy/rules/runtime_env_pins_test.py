@@ -86,3 +86,8 @@ def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "kuberay/ray-job.sample.yaml" not in flagged  # requests==2.26.0, pendulum==2.1.2
     assert "kuberay/ray-job.tpu-jax.yaml" not in flagged  # jax[tpu]==0.6.1 and a `-f` option
     assert "kuberay/ray-job.pytorch-mnist.yaml" in flagged  # torch, torchvision
+
+
+def test_a_runtime_env_file_is_itself_checked(folder: Path) -> None:
+    files = {"runtime_env.yaml": "image_uri: ray:2.40.0\npip:\n  - torch==2.6.0\n  - numpy\n"}
+    assert_found(check_rule(folder, "runtime-env-pins", files), [(4, 5, "`numpy` is not pinned")], "runtime-env-pins")
