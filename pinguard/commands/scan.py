@@ -4,21 +4,23 @@ from __future__ import annotations
 import json
 
 from pinguard.options import Options
-from pinguard.scanning import scan as scan_paths
+from pinguard.scanning import each_file, quiet_collector
 from pinguard.sources.base import Found
 
 
 def scan(paths: list[str], options: Options, *, fmt: str = "text") -> int:
-    result = scan_paths(paths)
-    for error in result.errors:
+    errors: list[str] = []
+    with quiet_collector():  # one file at a time: only the references are kept, not every file's text
+        found = [item for scanned in each_file(paths, errors) for item in scanned.found]
+    for error in errors:
         print(f"pinguard: {error}", file=options.stderr)
     if fmt == "json":  # one reference a line: readable, diffable, and quick to write for thousands
-        lines = ",\n".join("    " + json.dumps(_json(item), ensure_ascii=False) for item in result.found)
+        lines = ",\n".join("    " + json.dumps(_json(item), ensure_ascii=False) for item in found)
         options.stdout.write('{\n  "references": [\n' + lines + ("\n" if lines else "") + "  ]\n}\n")
     else:
-        for item in result.found:
+        for item in found:
             options.stdout.write(_text(item) + "\n")
-    return 2 if result.errors else 0
+    return 2 if errors else 0
 
 
 def _json(item: Found) -> dict[str, object]:
