@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,16 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> Non
     assert main(args, env={}, stdout=out, stderr=err) == 2
     assert message in err.getvalue()
     assert err.getvalue().count("\n") == 1 and out.getvalue() == ""
+
+
+@pytest.mark.parametrize("command", ["check", "pin", "scan"])
+def test_offline_commands_import_nothing_heavy(command: str, tmp_path: Path) -> None:
+    """`check` and `pin` run on every commit: they must never pay for the network or training stack."""
+    (tmp_path / "pod.yaml").write_text("kind: Pod\nspec:\n  containers:\n  - name: c\n    image: busybox:1.36\n")
+    code = ("import sys; from pinguard.cli import main; status = main(sys.argv[1:]); "
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code, command, "pod.yaml"], cwd=tmp_path, capture_output=True,
+                            text=True, check=False)
+    loaded = result.stderr.split()
+    assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+    assert "pinguard.sources.kubernetes" in loaded  # the command really ran
