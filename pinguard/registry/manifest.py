@@ -16,7 +16,6 @@ DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 _ARTIFACT_ANNOTATIONS = frozenset({"vnd.docker.reference.type", "com.amazon.soci.image-manifest-digest"})
 
 INDEX_TYPES = frozenset({OCI_INDEX, DOCKER_LIST})
-MANIFEST_TYPES = frozenset({OCI_MANIFEST, DOCKER_MANIFEST})
 
 # Without an explicit Accept, registries fall back to old schemas or refuse
 # (distribution 2.8 answers 404 for an index), so every manifest request sends all four.
