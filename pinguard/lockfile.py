@@ -309,20 +309,29 @@ def _decode_error(text: str, path: str, exc: tomllib.TOMLDecodeError) -> Lockfil
 
 def read(path: Path) -> Lock:
     """The lock at `path`; a missing file is an empty lock, anything else wrong a `LockfileError`."""
+    return read_with_text(path)[0]
+
+
+def read_with_text(path: Path) -> tuple[Lock, str | None]:
+    """The lock and the text it was read from (None when there is no file), for callers that need both."""
+    text = _read_text(path)
+    return (Lock() if text is None else loads(text, str(path))), text
+
+
+def _read_text(path: Path) -> str | None:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return Lock()
+        return None
     except OSError as exc:
         raise LockfileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line_start = data.rfind(b"\n", 0, exc.start) + 1
         line = data.count(b"\n", 0, exc.start) + 1
         column = len(data[line_start:exc.start].decode("utf-8")) + 1  # everything before exc.start decoded
         raise LockfileError(f"{path}:{line}:{column}: not UTF-8 (byte 0x{data[exc.start]:02x})") from None
-    return loads(text, str(path))
 
 
 def write(path: Path, lock: Lock) -> None:

@@ -23,8 +23,8 @@ from pinguard.scanning import each_file, quiet_collector
 def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",
           output: Path | None = None, strict: bool = False) -> int:
     policy = load(policies)
-    lock = lockfile.read(options.lockfile)
-    lock_text = options.lockfile.read_text(encoding="utf-8") if options.lockfile.is_file() else ""
+    lock, text = lockfile.read_with_text(options.lockfile)  # read once: the lock, and its lines for the rules
+    lock_text = text or ""
     context = Context(lock, options.lockfile.as_posix(), policy.tag_rules)
     whole_tree = all(Path(p).is_dir() for p in paths)
     errors: list[str] = []

@@ -22,7 +22,7 @@ def lock(paths: list[str], options: Options) -> int:
 def update_lockfile(result: Scan, options: Options) -> bool:
     """Bring the lockfile in line with what `result` references; False (and nothing written) on failure."""
     with lockfile.exclusive(options.lockfile):
-        current = lockfile.read(options.lockfile)
+        current, text = lockfile.read_with_text(options.lockfile)
         wanted = _wanted(result)
         missing = [ref for key, ref in wanted.items() if current.get(*key) is None]
         new_entries = _resolve(missing, options)
@@ -30,7 +30,7 @@ def update_lockfile(result: Scan, options: Options) -> bool:
             return False
         updated = current.only(wanted.keys()).with_entries(new_entries)
         dropped = len(current) - len(current.only(wanted.keys()))
-        if lockfile.dumps(updated) != _existing_text(options):
+        if lockfile.dumps(updated) != text:
             lockfile.write(options.lockfile, updated)
     if not options.quiet:
         for entry in new_entries:
@@ -74,11 +74,3 @@ def _resolve(references: list[Reference], options: Options) -> list[LockEntry] |
         print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
         return None
     return entries
-
-
-def _existing_text(options: Options) -> str | None:
-    try:
-        return options.lockfile.read_text(encoding="utf-8")
-    except OSError:
-        return None
-

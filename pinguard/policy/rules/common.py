@@ -8,7 +8,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from pinguard.findings import Problem
-from pinguard.lockfile import Lock
+from pinguard.lockfile import Lock, LockEntry, locked_key
 from pinguard.resolve import TagRules
 from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import mapping_get, scalar_text
@@ -21,6 +21,11 @@ class Context:
     lock: Lock
     lockfile: str  # as the user named it, for messages
     tag_rules: TagRules = field(default_factory=TagRules)
+
+    def locked(self, found: Found) -> tuple[tuple[str, str] | None, LockEntry | None]:
+        """The lock key a reference stands for (None: no tag to lock) and its entry (None: not locked)."""
+        key = locked_key(found.reference) if found.reference is not None else None
+        return key, self.lock.get(*key) if key is not None else None
 
 
 def at(found: Found, message: str) -> Problem:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import locked_key
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
@@ -23,8 +22,7 @@ DEFAULT: dict[str, object] = {"level": "error"}
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     reference = found.reference
-    key = locked_key(reference) if reference is not None else None
-    entry = context.lock.get(*key) if key is not None else None
+    _, entry = context.locked(found)
     if reference is not None and entry is not None and reference.digest and reference.digest != entry.digest:
         yield at(found, f"{spelled(found)} is pinned to {reference.digest}, but {context.lockfile} has "
                         f"{entry.digest} for {entry.name}:{entry.tag}: run `pinguard pin`")

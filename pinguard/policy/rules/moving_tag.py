@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import locked_key
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.resolve import TagKind
 from pinguard.sources.base import Found
@@ -25,9 +24,8 @@ DEFAULT: dict[str, object] = {"level": "off"}
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     reference = found.reference
-    key = locked_key(reference) if reference is not None else None
+    key, entry = context.locked(found)
     if reference is None or key is None or context.tag_rules.kind(reference.name, key[1]) is not TagKind.MOVING:
         return
-    entry = context.lock.get(*key)
     hint = f"; the frozen tag `{entry.frozen_tag}` serves the locked digest" if entry and entry.frozen_tag else ""
     yield at(found, f"{spelled(found)} names the moving tag `{key[1]}`{hint}")

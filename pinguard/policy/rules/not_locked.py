@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import locked_key
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
@@ -22,7 +21,7 @@ DEFAULT: dict[str, object] = {"level": "error"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    key = locked_key(found.reference) if found.reference is not None else None
-    if key is not None and context.lock.get(*key) is None:
+    key, entry = context.locked(found)
+    if key is not None and entry is None:
         yield at(found, f"{spelled(found)} is not in {context.lockfile}: run `pinguard lock` to resolve and "
                         "record it")
