@@ -18,7 +18,8 @@ from pinguard.errors import PinguardError
 from pinguard.options import Options
 from pinguard.registry.cache import default_cache_dir
 from pinguard.registry.manifest import Platform
-from pinguard.registry.settings import RegistrySettings, parse_mirrors
+from pinguard.registry.settings import RegistrySettings, parse_mirrors, parse_rates
+from pinguard.resolve import TagRules
 
 
 def _add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -35,8 +36,19 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
                        help="platform(s) the images must offer (repeatable; default linux/amd64)")
     group.add_argument("-j", "--jobs", type=int, default=8, metavar="N",
                        help="registry requests in flight at once (default 8)")
+    group.add_argument("--rate", action="append", default=[], metavar="REGISTRY=N",
+                       help="at most N requests per second to REGISTRY (repeatable; default: ECR Public's quota, "
+                            "1/s anonymous, 10/s with AWS credentials; other registries until they answer 429)")
     group.add_argument("-q", "--quiet", action="store_true", help="print less")
     group.add_argument("-v", "--verbose", action="store_true", help="log each registry request to stderr")
+
+
+def _add_online_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
+                        help="policy file or shipped preset name, for its tag rules and registry rates "
+                             "(repeatable; default: .pinguard.yaml if present)")
+    parser.add_argument("--timeout", dest="deadline", type=float, default=600.0, metavar="S",
+                        help="give up on registries after S seconds in all (default 600)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     resolve = commands.add_parser("resolve", help="resolve references to verified digests, with evidence")
     resolve.add_argument("references", nargs="+", metavar="REF", help="image reference, e.g. nginx:1.25")
     resolve.add_argument("--format", choices=("text", "json"), default="text")
+    _add_online_options(resolve)
     _add_common_options(resolve)
 
     scan = commands.add_parser("scan", help="list every image reference with its place in the file")
@@ -58,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
     _add_paths(lock)
+    _add_online_options(lock)
     _add_common_options(lock)
 
     check = commands.add_parser("check", help="offline lint: pinned, locked, consistent, allowed by policy")
@@ -74,11 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     _add_paths(pin)
     pin.add_argument("--resolve", action="store_true", help="lock what the lockfile is missing first (online)")
     pin.add_argument("--dry-run", action="store_true", help="print a diff instead; exit 1 if anything would change")
+    _add_online_options(pin)
     _add_common_options(pin)
 
     verify = commands.add_parser("verify", help="check that every locked digest is still served and where tags point")
     verify.add_argument("--format", choices=("text", "json"), default="text")
     verify.add_argument("--fail-on-moved", action="store_true", help="exit 1 when a tag points to another digest")
+    _add_online_options(verify)
     _add_common_options(verify)
 
     update = commands.add_parser("update", help="move moved tags forward: explain, update the lock, re-pin")
@@ -86,6 +102,7 @@ def _parser() -> argparse.ArgumentParser:
     update.add_argument("--dry-run", action="store_true",
                         help="print the explanation and a diff instead; exit 1 if anything would change")
     update.add_argument("--format", choices=("text", "markdown"), default="text")
+    _add_online_options(update)
     _add_common_options(update)
 
     run = commands.add_parser("run", help="launch a RayJob or RayCluster only against the locked image; "
@@ -123,6 +140,15 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         raise PinguardError(str(exc)) from None
     if args.jobs < 1:
         raise PinguardError("--jobs must be at least 1")
+    deadline = getattr(args, "deadline", 600.0)
+    if not 0 < deadline < float("inf"):
+        raise PinguardError("--timeout must be a number of seconds above 0")
+    tag_rules, rates = TagRules(), parse_rates(args.rate)
+    if hasattr(args, "deadline"):  # an online command: its policy says which tags move and how fast to ask
+        from pinguard.policy import load
+
+        policy = load(_policy_paths(args.policy))
+        tag_rules, rates = policy.tag_rules, {**policy.rates, **rates}
     return Options(
         stdout=stdout,
         stderr=stderr,
@@ -133,13 +159,21 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
             ca_file=args.ca_file,
             workers=args.jobs,
             env=env,
+            rates=rates,
+            timeout=deadline,
         ),
         platforms=platforms,
         cache_dir=default_cache_dir(env),
         quiet=args.quiet,
         verbose=args.verbose,
         env=env,
+        tag_rules=tag_rules,
     )
+
+
+def _policy_paths(named: list[Path]) -> list[Path]:
+    """The policies named, else .pinguard.yaml in the current folder when there is one."""
+    return named or ([Path(".pinguard.yaml")] if Path(".pinguard.yaml").is_file() else [])
 
 
 def _run(args: argparse.Namespace, options: Options) -> int:
@@ -158,8 +192,7 @@ def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "check":
         from pinguard.commands.check import check
 
-        policies = args.policy or ([Path(".pinguard.yaml")] if Path(".pinguard.yaml").is_file() else [])
-        return check(args.paths, options, policies=policies, fmt=args.format, output=args.output,
+        return check(args.paths, options, policies=_policy_paths(args.policy), fmt=args.format, output=args.output,
                      strict=args.strict)
     if args.command == "pin":
         from pinguard.commands.pin import pin

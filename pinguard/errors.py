@@ -24,3 +24,11 @@ class NotFound(RegistryError):
 
 class DigestMismatch(RegistryError):
     """Bytes served did not hash to the digest they were served under."""
+
+
+class DeadlinePassed(RegistryError):
+    """The run's deadline (--timeout) came before a request to `registry` could be sent."""
+
+    def __init__(self, registry: str, message: str) -> None:
+        super().__init__(message)
+        self.registry = registry

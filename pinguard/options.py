@@ -8,6 +8,7 @@ from typing import TextIO
 
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
+from pinguard.resolve import TagRules
 
 
 @dataclass(frozen=True)
@@ -21,3 +22,4 @@ class Options:
     quiet: bool = False
     verbose: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
+    tag_rules: TagRules = field(default_factory=TagRules)  # from the policy: which tags move

@@ -10,8 +10,8 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from pinguard.errors import PinguardError, RegistryError
+from pinguard.errors import DeadlinePassed, PinguardError, RegistryError
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
 
 if TYPE_CHECKING:  # the client pulls in requests; offline commands import this module for its records
     from pinguard.registry.client import RegistryClient
 
+# Frozen tags tried, newest first, when looking for the one behind a moving tag.
+MAX_ALIAS_PROBES = 5
 # The version at the end of a tag: `...-v1.1`, `v2`, `1.25.3`.
 _TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"
 
@@ -118,22 +120,43 @@ class Resolved:
         }
 
 
+def failure_lines(outcomes: Mapping[Reference, Resolved | PinguardError]) -> list[str]:
+    """What to say of the references that failed: a line each, except that a registry whose
+    requests the run's deadline cut short is named once, with how many references were left."""
+    lines: list[str] = []
+    late: dict[str, list[DeadlinePassed]] = {}
+    for reference, outcome in outcomes.items():
+        if isinstance(outcome, DeadlinePassed):
+            late.setdefault(outcome.registry, []).append(outcome)
+        elif isinstance(outcome, PinguardError):
+            lines.append(f"{reference.familiar()}: {outcome}")
+    for errors in late.values():
+        lines.append(f"{errors[0]}; {len(errors)} of {len(outcomes)} references left unresolved")
+    return lines
+
+
 def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _interleaved(references: Iterable[Reference]) -> list[Reference]:
-    """One repository after another, round-robin.
+def _work_order(references: Iterable[Reference], rules: TagRules) -> list[Reference]:
+    """One repository after another, round-robin; in each, moving tags last.
 
     References of one repository wait on each other (one token, one tag list), so
-    spreading repositories over the workers keeps them all busy.
+    spreading repositories over the workers keeps them all busy. A moving tag's
+    frozen alias is often referenced too: asked first, its digest is known by the
+    time the moving tag's alias search would have to ask for it.
     """
     by_repository: dict[str, list[Reference]] = {}
     for reference in references:
         by_repository.setdefault(reference.name, []).append(reference)
-    queues = list(by_repository.values())
+    queues = [sorted(queue, key=lambda r: _is_moving(r, rules)) for queue in by_repository.values()]
     longest = max(map(len, queues), default=0)
     return [queue[i] for i in range(longest) for queue in queues if i < len(queue)]
+
+
+def _is_moving(reference: Reference, rules: TagRules) -> bool:
+    return rules.kind(reference.name, reference.tag or "latest") is TagKind.MOVING
 
 
 class Resolver:
@@ -149,12 +172,21 @@ class Resolver:
         self._rules = tag_rules or TagRules()
         self._clock = clock
 
-    def resolve_all(self, references: Sequence[Reference]) -> dict[Reference, Resolved | PinguardError]:
-        """Each distinct reference resolved once, concurrently; failures are returned, not raised."""
-        unique = _interleaved(dict.fromkeys(references))
+    def resolve_all(self, references: Sequence[Reference],
+                    progress: Callable[[Reference], None] | None = None) -> dict[Reference, Resolved | PinguardError]:
+        """Each distinct reference resolved once, concurrently; failures are returned, not raised.
+
+        `progress` is told of each reference done, from the calling thread.
+        """
+        unique = _work_order(dict.fromkeys(references), self._rules)
+        self._client.expect((reference.registry, reference.repository) for reference in unique)
         with ThreadPoolExecutor(max_workers=max(1, self._client.settings.workers)) as pool:
-            outcomes = list(pool.map(self._resolve_or_error, unique))
-        return dict(zip(unique, outcomes, strict=True))
+            futures = {pool.submit(self._resolve_or_error, reference): reference for reference in unique}
+            if progress is not None:
+                for future in as_completed(futures):
+                    progress(futures[future])
+        outcomes = {reference: future.result() for future, reference in futures.items()}
+        return {reference: outcomes[reference] for reference in references if reference in outcomes}
 
     def _resolve_or_error(self, reference: Reference) -> Resolved | PinguardError:
         try:
@@ -163,25 +195,36 @@ class Resolver:
             return exc
 
     def resolve(self, reference: Reference) -> Resolved:
-        """A HEAD by tag (or digest) says what the registry serves; the body comes by digest."""
+        """What the registry serves for the reference now, verified, with the evidence."""
         registry, repository = reference.registry, reference.repository
         tag = reference.tag if reference.digest else (reference.tag or "latest")
-        head = self._client.head_manifest(registry, repository, reference.digest or tag or "latest")
-        body = self._client.get_manifest(registry, repository, reference.digest or head.digest or tag or "latest")
-        if reference.digest and head.digest and head.digest != reference.digest:
-            raise RegistryError(f"{reference}: the registry serves {head.digest} under that digest")
+        if reference.digest is None:
+            assert tag is not None
+            body = self._client.manifest_for_tag(registry, repository, tag)
+        else:
+            body = self._by_digest(reference, reference.digest)
         kind = self._rules.kind(reference.name, tag) if tag else TagKind.OTHER
         return Resolved(
             name=reference.name,
             tag=tag,
             digest=body.digest,
-            media_type=body.media_type or head.media_type,
+            media_type=body.media_type,
             size=len(body.data),
             tag_kind=kind,
             frozen_tag=self._frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
             resolved_at=self._clock(),
             platforms=self._platforms_of(reference, body),
         )
+
+    def _by_digest(self, reference: Reference, digest: str) -> ManifestBody:
+        """Content by digest; from the cache only once the registry says it still serves it."""
+        registry, repository = reference.registry, reference.repository
+        if self._client.cache.get(digest) is None:
+            return self._client.fetch_manifest(registry, repository, digest)
+        head = self._client.head_manifest(registry, repository, digest)
+        if head.digest and head.digest != digest:
+            raise RegistryError(f"{reference}: the registry serves {head.digest} under that digest")
+        return self._client.get_manifest(registry, repository, digest)
 
     def _platforms_of(self, reference: Reference, body: ManifestBody) -> dict[str, str]:
         if body.is_index:
@@ -210,15 +253,22 @@ class Resolver:
         return config if isinstance(config, dict) else {}
 
     def _frozen_alias(self, reference: Reference, tag: str, digest: str) -> str | None:
-        """The newest frozen tag serving `digest`: candidates newest first, stop at the first match."""
-        cache = self._client.cache
-        known = cache.frozen_tag(reference.name, tag, digest)
+        """The newest frozen tag serving `digest`: candidates newest first, stop at the first match.
+
+        Only the newest few candidates are tried (a moving tag follows the newest build), each
+        asked once a run; that none serves the digest is remembered.
+        """
+        cache, name = self._client.cache, reference.name
+        known = cache.frozen_tag(name, tag, digest)
         if known is not None:
             return known  # frozen tags do not move: what served this digest still does
+        if cache.no_frozen_tag(name, tag, digest):
+            return None
         registry, repository = reference.registry, reference.repository
-        for candidate in self._rules.frozen_candidates(reference.name, tag, self._client.tags(registry, repository)):
-            head = self._client.head_manifest(registry, repository, candidate)
-            if (head.digest or self._client.get_manifest(registry, repository, candidate).digest) == digest:
-                cache.remember_frozen_tag(reference.name, tag, digest, candidate)
+        candidates = self._rules.frozen_candidates(name, tag, self._client.tags(registry, repository))
+        for candidate in candidates[:MAX_ALIAS_PROBES]:
+            if self._client.digest_for_tag(registry, repository, candidate) == digest:
+                cache.remember_frozen_tag(name, tag, digest, candidate)
                 return candidate
+        cache.remember_no_frozen_tag(name, tag, digest)
         return None

@@ -11,14 +11,23 @@ not followed; the only change is that URLs naming an upstream in `Location`,
 `Link` and `Www-Authenticate` are rewritten to name the proxy, so the client's
 next request (a redirect, the next page, the token) comes back through it.
 Requests are counted by (method, kind), the kind read from the path.
+
+Given a `Quota`, the proxy enforces a request rate the way ECR Public does:
+a token bucket per client address (all of loopback is one address here),
+every request counted (HEAD, tags, tokens alike), and past it a 429 with
+`{"errors":[{"code":"TOOMANYREQUESTS","message":"Rate exceeded"}]}` and no
+Retry-After (or one, with `retry_after`). Every arrival is logged with its
+time and whether it was refused, so tests can count requests per second.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -39,6 +48,42 @@ _KINDS = (
 )
 
 
+THROTTLED_BODY = json.dumps({"errors": [{"code": "TOOMANYREQUESTS", "message": "Rate exceeded"}]}).encode()
+
+
+@dataclass
+class Quota:
+    """A token bucket: `rate` requests a second, at most `burst` saved up; full at the start."""
+
+    rate: float
+    burst: float = 1.0
+    retry_after: int | None = None  # seconds to send in Retry-After; None sends none, as ECR does
+    _tokens: float = field(init=False)
+    _at: float = field(init=False, default_factory=time.monotonic)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._tokens = self.burst
+
+    def admit(self, now: float) -> bool:
+        with self._lock:
+            self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
+            self._at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
+
+
+@dataclass(frozen=True)
+class Arrival:
+    at: float  # time.monotonic() when the request arrived
+    method: str
+    path: str
+    kind: str
+    throttled: bool
+
+
 def kind_of(path: str) -> str:
     """ "manifest", "blob", "tags", "token", "ping" or "other", from a request path."""
     bare = path.split("?", 1)[0]
@@ -47,12 +92,15 @@ def kind_of(path: str) -> str:
 
 class LatencyProxy:
     def __init__(
-        self, upstream_url: str, delay: float = 0.02, ca_file: str | None = None, token_url: str | None = None
+        self, upstream_url: str, delay: float = 0.02, ca_file: str | None = None, token_url: str | None = None,
+        quota: Quota | None = None,
     ) -> None:
         self.upstream = upstream_url.rstrip("/")
         self.token_upstream = token_url.rstrip("/") if token_url else None
         self.delay = delay
+        self.quota = quota
         self.counts: Counter[tuple[str, str]] = Counter()
+        self.arrivals: list[Arrival] = []
         self._lock = threading.Lock()
         self._session = requests.Session()
         self._session.trust_env = False  # the upstream is local; no environment proxy may intervene
@@ -68,6 +116,24 @@ class LatencyProxy:
     def reset(self) -> None:
         with self._lock:
             self.counts.clear()
+            self.arrivals.clear()
+
+    @property
+    def throttled(self) -> int:
+        """Requests answered 429 since the last reset."""
+        with self._lock:
+            return sum(arrival.throttled for arrival in self.arrivals)
+
+    def busiest_second(self) -> int:
+        """The most requests that arrived within any one second (a sliding window)."""
+        with self._lock:
+            times = sorted(arrival.at for arrival in self.arrivals)
+        busiest, start = 0, 0
+        for end, at in enumerate(times):
+            while times[start] <= at - 1.0:
+                start += 1
+            busiest = max(busiest, end - start + 1)
+        return busiest
 
     def __enter__(self) -> LatencyProxy:
         self._thread.start()
@@ -91,9 +157,15 @@ class LatencyProxy:
             value = _replace_url(value, self.token_upstream, self.url + TOKEN_PREFIX)
         return _replace_url(value, self.upstream, self.url)
 
-    def count(self, method: str, path: str) -> None:
+    def count(self, method: str, path: str) -> bool:
+        """Count the request; False when the quota refuses it."""
+        now = time.monotonic()
+        admitted = self.quota is None or self.quota.admit(now)
+        kind = kind_of(path)
         with self._lock:
-            self.counts[(method, kind_of(path))] += 1
+            self.counts[(method, kind)] += 1
+            self.arrivals.append(Arrival(now, method, path, kind, not admitted))
+        return admitted
 
     def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> requests.Response:
         time.sleep(self.delay)
@@ -134,9 +206,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         proxy = self.server.proxy
-        proxy.count(self.command, self.path)
+        admitted = proxy.count(self.command, self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length)
+        if not admitted:
+            self._throttle(proxy)
+            return
         sent: dict[str, str] = {}
         for k, v in self.headers.items():  # clients (skopeo) repeat Accept: join, never drop
             if k.lower() not in _HOP_BY_HOP | {"host"}:
@@ -156,6 +231,13 @@ class _Handler(BaseHTTPRequestHandler):
             size = upstream.headers.get("Content-Length")
             chunks = upstream.raw.stream(65536, decode_content=False)
             self._answer(upstream.status_code, headers, chunks, int(size) if size else None)
+
+    def _throttle(self, proxy: LatencyProxy) -> None:
+        time.sleep(2 * proxy.delay)  # a refusal is still a round trip
+        headers = {"Content-Type": "application/json"}
+        if proxy.quota is not None and proxy.quota.retry_after is not None:
+            headers["Retry-After"] = str(proxy.quota.retry_after)
+        self._answer(429, headers, [THROTTLED_BODY], len(THROTTLED_BODY))
 
     def _answer(self, status: int, headers: dict[str, str], chunks: Any, size: int | None) -> None:
         """Send the answer; a body of unknown size goes chunked."""

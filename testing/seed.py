@@ -137,6 +137,29 @@ def repush_moving(pusher: Pusher, repository: str = REPOSITORY) -> Seeded:
     return _state({**_initial(), **rebuilt})
 
 
+# A release family: frozen tags, and the moving tags that follow the newest patch of each minor.
+FAMILY_FROZEN = ("v1.0.0", "v1.0.1", "v1.0.2", "v1.1.0", "v1.1.1", "v1.1.2", "v2.0.0", "v2.0.1")
+FAMILY_MOVING = {"v1.0": "v1.0.2", "v1.1": "v1.1.2"}
+
+
+def seed_families(pusher: Pusher, prefix: str, repositories: int, *, index: bool) -> list[str]:
+    """Push FAMILY_FROZEN and FAMILY_MOVING into `repositories` repositories named PREFIX-N.
+
+    Images are DLC-style indexes with a SOCI entry when `index`, else single-platform
+    manifests. Returns every "repository:tag" pushed, ten a repository.
+    """
+    references = []
+    for n in range(repositories):
+        repository = f"{prefix}-{n}"
+        frozen = {tag: image(seed=f"{repository}-{tag}") for tag in FAMILY_FROZEN}
+        if index:
+            frozen = {tag: with_soci(manifest) for tag, manifest in frozen.items()}
+        content = {**frozen, **{moving: frozen[behind] for moving, behind in FAMILY_MOVING.items()}}
+        _push_all(pusher, repository, content)
+        references += [f"{repository}:{tag}" for tag in content]
+    return references
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m testing.seed", description="Seed a registry with DLC-style tags."

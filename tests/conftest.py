@@ -16,6 +16,10 @@ import pytest
 from testing.registry import REGISTRY_BINARY, RunningRegistry, start_registry
 from testing.seed import Seeded, seed_dlc
 
+# The stand-in registries answer for public.ecr.aws, which pinguard paces at ECR Public's 1 request/s
+# unless told otherwise; tests whose subject is not pacing lift it (tests/registry/quota_test.py paces).
+UNPACED = ("--rate", "public.ecr.aws=1000")
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,10 +7,10 @@ are dropped. Any failure leaves the old lockfile byte-identical.
 from __future__ import annotations
 
 from pinguard import lockfile
-from pinguard.errors import PinguardError
 from pinguard.lockfile import LockEntry, locked_key
 from pinguard.options import Options
 from pinguard.reference import Reference
+from pinguard.resolve import Resolved, failure_lines
 from pinguard.scanning import Scan, scan_for_writing
 
 
@@ -56,21 +56,13 @@ def _wanted(result: Scan) -> dict[tuple[str, str], Reference]:
 def _resolve(references: list[Reference], options: Options) -> list[LockEntry] | None:
     if not references:
         return []
-    from pinguard.registry.cache import RegistryCache  # the network stack, only when something is missing
-    from pinguard.registry.client import RegistryClient
-    from pinguard.resolve import Resolver
+    from pinguard.online import resolve_references  # the network stack, only when something is missing
 
-    with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
-        outcomes = Resolver(client, options.platforms).resolve_all(references)
-    entries: list[LockEntry] = []
-    failed = False
-    for reference, outcome in outcomes.items():
-        if isinstance(outcome, PinguardError):
-            print(f"pinguard: {reference.familiar()}: {outcome}", file=options.stderr)
-            failed = True
-        else:
-            entries.append(LockEntry.from_resolved(outcome))
-    if failed:
+    outcomes = resolve_references(references, options)
+    failures = failure_lines(outcomes)
+    for line in failures:
+        print(f"pinguard: {line}", file=options.stderr)
+    if failures:
         print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
         return None
-    return entries
+    return [LockEntry.from_resolved(outcome) for outcome in outcomes.values() if isinstance(outcome, Resolved)]

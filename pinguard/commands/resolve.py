@@ -4,14 +4,13 @@ from __future__ import annotations
 import json
 
 from pinguard.errors import PinguardError
+from pinguard.online import resolve_references
 from pinguard.options import Options
 from pinguard.reference import Reference, parse
-from pinguard.registry.cache import RegistryCache
-from pinguard.registry.client import RegistryClient
-from pinguard.resolve import Resolved, Resolver, TagRules
+from pinguard.resolve import Resolved, failure_lines
 
 
-def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules: TagRules | None = None) -> int:
+def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:
     references: list[Reference] = []
     failed = False
     for text in texts:
@@ -20,15 +19,11 @@ def resolve(texts: list[str], options: Options, *, fmt: str = "text", tag_rules:
         except PinguardError as exc:
             print(f"pinguard: {exc}", file=options.stderr)
             failed = True
-    with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
-        outcomes = Resolver(client, options.platforms, tag_rules).resolve_all(references)
-    resolved: list[Resolved] = []
-    for reference, outcome in outcomes.items():
-        if isinstance(outcome, PinguardError):
-            print(f"pinguard: {reference.familiar()}: {outcome}", file=options.stderr)
-            failed = True
-        else:
-            resolved.append(outcome)
+    outcomes = resolve_references(references, options)
+    for line in failure_lines(outcomes):
+        print(f"pinguard: {line}", file=options.stderr)
+        failed = True
+    resolved = [outcome for outcome in outcomes.values() if isinstance(outcome, Resolved)]
     if fmt == "json":
         json.dump({"images": [r.to_json() for r in resolved]}, options.stdout, indent=2)
         options.stdout.write("\n")

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pinguard import explain, lockfile
 from pinguard.commands.pin import plan
-from pinguard.commands.verify import Status, check, read_lock
+from pinguard.commands.verify import Status, check_with_progress, deadline_lines, read_lock
+from pinguard.errors import DeadlinePassed
 from pinguard.files import TextFile, UnreadableFile
 from pinguard.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.online import open_client
 from pinguard.options import Options
-from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.rewrite import commit, tree_roots, unified_diff
 from pinguard.scanning import Scan, ScannedFile, scan_for_writing
@@ -28,7 +29,7 @@ def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: st
         lock_file = _lock_file(options, lock)
         referenced = {locked_key(found.reference) for found in result.found if found.reference is not None}
         candidates = [entry for entry in lock if entry.tag_kind == "moving" and entry.key in referenced]
-        with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
+        with open_client(options) as client:
             rebuilds = _rebuilds(client, candidates, options)
         if rebuilds is None:
             return 2
@@ -69,11 +70,14 @@ def _lock_file(options: Options, lock: Lock) -> TextFile:
 
 def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Options) -> list[explain.Rebuild] | None:
     """Each moved candidate explained; None (reported) when any cannot be checked."""
-    verdicts = check(candidates, client, options.platforms)
+    verdicts = check_with_progress(candidates, client, options)
     failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, Status.MOVED)]
     for verdict in failed:
-        print(f"pinguard: {verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}",
-              file=options.stderr)
+        if not isinstance(verdict.error, DeadlinePassed):
+            print(f"pinguard: {verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}",
+                  file=options.stderr)
+    for line in deadline_lines(verdicts):
+        print(f"pinguard: error: {line}", file=options.stderr)
     if failed:
         print("pinguard: nothing written", file=options.stderr)
         return None

@@ -1,31 +1,30 @@
 """`pinguard verify`: is every locked digest still served, and does its tag still point there?
 
 Online, and never from the cache: what counts is what the registry serves now. Each
-locked digest is fetched again and re-hashed, and each tag is asked where it points.
-Entries are checked concurrently and reported in lockfile order.
+tag is fetched again and its bytes hashed: when they hash to the locked digest, the
+registry still serves that digest and the tag still points to it, for one request.
+Otherwise the locked digest is fetched by digest and re-hashed to tell `moved` from
+`missing` and `mismatch`. Entries are checked concurrently (each registry at its
+pace) and reported in lockfile order.
 """
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TextIO
 
 from pinguard import lockfile
-from pinguard.errors import DigestMismatch, NotFound, PinguardError
+from pinguard.errors import DeadlinePassed, DigestMismatch, NotFound, PinguardError
 from pinguard.lockfile import Lock, LockEntry, LockfileError
+from pinguard.online import open_client
 from pinguard.options import Options
+from pinguard.progress import Progress
 from pinguard.reference import parse
-from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
-from pinguard.registry.manifest import Platform
 from pinguard.resolve import Resolved, Resolver
-
-Progress = Callable[[int, LockEntry], None]  # told (entries done, the entry just done)
 
 
 class Status(StrEnum):
@@ -42,6 +41,7 @@ class Verdict:
     status: Status
     current: Resolved | None = None  # for MOVED: where the tag points now, with the evidence a lock entry keeps
     message: str | None = None
+    error: PinguardError | None = None  # for ERROR: what went wrong
 
     @property
     def current_digest(self) -> str | None:
@@ -58,13 +58,8 @@ class Verdict:
 
 def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) -> int:
     entries = list(read_lock(options.lockfile))
-    progress = _TerminalProgress(options.stderr, len(entries)) if options.stderr.isatty() else None
-    try:
-        with RegistryClient(options.registry, RegistryCache(options.cache_dir)) as client:
-            verdicts = check(entries, client, options.platforms, progress)
-    finally:
-        if progress is not None:
-            progress.clear()
+    with open_client(options) as client:
+        verdicts = check_with_progress(entries, client, options)
     counts = {status.value: sum(v.status is status for v in verdicts) for status in Status}
     if fmt == "json":
         json.dump({"entries": [v.to_json() for v in verdicts], "summary": {"total": len(verdicts), **counts}},
@@ -72,12 +67,14 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
         options.stdout.write("\n")
     else:
         for verdict in verdicts:
-            if verdict.status is not Status.OK or not options.quiet:
+            if not isinstance(verdict.error, DeadlinePassed) and (verdict.status is not Status.OK or not options.quiet):
                 print(_text(verdict), file=options.stdout)
         if not options.quiet:
             counted = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
             entries_text = f"{len(verdicts)} entr{'y' if len(verdicts) == 1 else 'ies'}"
             print(f"{options.lockfile}: {entries_text}" + (f": {counted}" if counted else ""), file=options.stdout)
+    for line in deadline_lines(verdicts):
+        print(f"pinguard: error: {line}", file=options.stderr)
     if counts[Status.ERROR]:
         return 2
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or (fail_on_moved and counts[Status.MOVED])
@@ -91,41 +88,68 @@ def read_lock(path: Path) -> Lock:
     return lockfile.read(path)
 
 
-def check(entries: Sequence[LockEntry], client: RegistryClient, platforms: Sequence[Platform],
-          progress: Progress | None = None) -> list[Verdict]:
+def check_with_progress(entries: Sequence[LockEntry], client: RegistryClient, options: Options) -> list[Verdict]:
+    """`check`, with progress on a terminal while registries are waited on."""
+    registries = [parse(entry.name).registry for entry in entries]
+    progress = Progress.on_terminal(options.stderr, options.quiet, registries, client.held_to, "entries")
+    told = None if progress is None else lambda entry: progress.done(parse(entry.name).registry)
+    try:
+        return check(entries, client, options, told)
+    finally:
+        if progress is not None:
+            progress.clear()
+
+
+def check(entries: Sequence[LockEntry], client: RegistryClient, options: Options,
+          progress: Callable[[LockEntry], None] | None = None) -> list[Verdict]:
     """A verdict for each entry, in the order of `entries`; checked concurrently, faults returned as ERROR."""
-    resolver = Resolver(client, platforms)
+    resolver = Resolver(client, options.platforms, options.tag_rules)
+    client.expect((reference.registry, reference.repository) for reference in map(parse, (e.name for e in entries)))
     with ThreadPoolExecutor(max_workers=max(1, client.settings.workers)) as pool:
         futures = [pool.submit(_check_or_error, entry, client, resolver) for entry in entries]
         if progress is not None:  # told from this thread, so the display is written by one thread only
-            for done, future in enumerate(as_completed(futures), 1):
-                progress(done, future.result().entry)
+            for future in as_completed(futures):
+                progress(future.result().entry)
     return [future.result() for future in futures]
+
+
+def deadline_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """One line per registry whose requests the run's deadline cut short, with how many entries were left."""
+    late: dict[str, list[DeadlinePassed]] = {}
+    for verdict in verdicts:
+        if isinstance(verdict.error, DeadlinePassed):
+            late.setdefault(verdict.error.registry, []).append(verdict.error)
+    return [f"{errors[0]}; {len(errors)} of {len(verdicts)} entries left unverified" for errors in late.values()]
 
 
 def _check_or_error(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verdict:
     try:
         return _check(entry, client, resolver)
     except PinguardError as exc:
-        return Verdict(entry, Status.ERROR, message=str(exc))
+        return Verdict(entry, Status.ERROR, message=str(exc), error=exc)
 
 
 def _check(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verdict:
     reference = parse(f"{entry.name}:{entry.tag}")
     registry, repository = reference.registry, reference.repository
     try:
+        now = client.fetch_manifest(registry, repository, entry.tag).digest  # hashed from the bytes served
+    except NotFound as exc:
+        tag_missing: NotFound | None = exc
+    else:
+        if now == entry.digest:
+            return Verdict(entry, Status.OK)
+        tag_missing = None
+    try:
         client.fetch_manifest(registry, repository, entry.digest)  # re-hashed against the digest asked for
     except NotFound as exc:
         return Verdict(entry, Status.MISSING, message=str(exc))
     except DigestMismatch as exc:
         return Verdict(entry, Status.MISMATCH, message=str(exc))
-    try:
-        head = client.head_manifest(registry, repository, entry.tag)
-    except NotFound as exc:
-        return Verdict(entry, Status.MISSING, message=f"the digest is still served, but not the tag: {exc}")
-    if (head.digest or client.get_manifest(registry, repository, entry.tag).digest) == entry.digest:
-        return Verdict(entry, Status.OK)
-    # Resolving anew names the frozen tag behind the new digest and gathers what `update` locks.
+    if tag_missing is not None:
+        return Verdict(entry, Status.MISSING, message=f"the digest is still served, but not the tag: {tag_missing}")
+    # Resolving anew names the frozen tag behind the new digest and gathers what `update` locks;
+    # what the tag points to was learnt above, so that costs no request again.
     current = resolver.resolve(reference)
     if current.digest == entry.digest:  # moved back since the HEAD
         return Verdict(entry, Status.OK)
@@ -140,25 +164,3 @@ def _text(verdict: Verdict) -> str:
         frozen = verdict.current.frozen_tag
         return f"{line} -> {verdict.current.digest}" + (f" ({frozen})" if frozen else "")
     return f"{line}: {verdict.message}" if verdict.message else line
-
-
-class _TerminalProgress:
-    """`[12/40] verifying name:tag` on one terminal line, redrawn in place and cleared at the end."""
-
-    def __init__(self, stream: TextIO, total: int) -> None:
-        self._stream = stream
-        self._total = total
-        try:  # the width of this stream's terminal: stdout may well be a file
-            columns = os.get_terminal_size(stream.fileno()).columns
-        except (OSError, ValueError):  # no descriptor (io.UnsupportedOperation is both)
-            columns = 80
-        self._width = columns - 1  # a line that wraps could not be redrawn in place
-
-    def __call__(self, done: int, entry: LockEntry) -> None:
-        line = f"[{done}/{self._total}] verifying {entry.name}:{entry.tag}"
-        self._stream.write("\r\x1b[K" + line[:self._width])
-        self._stream.flush()
-
-    def clear(self) -> None:
-        self._stream.write("\r\x1b[K")
-        self._stream.flush()

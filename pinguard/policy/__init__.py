@@ -11,6 +11,8 @@ A policy file is YAML:
     rules:
       unpinned: error           # a level: error, warning or off
       denied-tags: {level: error, tags: [latest], untagged: true}
+    registries:                 # for the online commands: at most `rate` requests per second
+      public.ecr.aws: {rate: 10}
 
 Everything is validated once, when the policy is loaded: an unknown key, rule
 or option, or a value of the wrong type, is a `PolicyError` naming the file
@@ -35,7 +37,7 @@ from pinguard.resolve import TagRule, TagRules
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"
 LEVELS = ("error", "warning", "off")
-_KEYS = ("extends", "exclude", "tags", "rules")
+_KEYS = ("extends", "exclude", "tags", "rules", "registries")
 _IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
 
 
@@ -48,6 +50,7 @@ class Policy:
     rules: Mapping[str, Mapping[str, Any]]  # rule ID -> validated options, `level` included
     exclude: tuple[str, ...] = ()
     tag_rules: TagRules = field(default_factory=TagRules)
+    rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
 
     def enabled(self, kind: str) -> list[tuple[ModuleType, Mapping[str, Any]]]:
         return [(RULES[rule], conf) for rule, conf in sorted(self.rules.items())
@@ -63,7 +66,7 @@ class Policy:
 
 def load(paths: Sequence[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones; the `default` preset when none."""
-    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": []}
+    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}}
     for path in paths or [PRESETS / "default.yaml"]:
         if not path.exists() and path.name == str(path) and not path.suffix:
             path = preset(path.name)  # `--policy aws-dlc` names a shipped preset
@@ -108,19 +111,19 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
-    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": []}
+    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}}
     if "extends" in data:
         base = data["extends"]
         if not isinstance(base, str):
             raise PolicyError(f"invalid policy {path}: extends: expected a preset name or a path")
         base_path = path.parent / base if base.endswith((".yaml", ".yml")) else preset(base)
         _merge(result, _read(base_path, (*seen, path.resolve())))
-    for key, kind in (("rules", dict), ("exclude", list), ("tags", list)):
+    for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict)):
         if key in data and not isinstance(data[key], kind):
             raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
     tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
-                    "tags": tags})
+                    "tags": tags, "rates": _rates(path, data.get("registries") or {})})
     return result
 
 
@@ -138,6 +141,20 @@ def _rules(path: Path, rules: dict[Any, Any]) -> dict[str, dict[str, Any]]:
             _check_option(path, rule, option, value)
         checked[rule] = conf
     return checked
+
+
+def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
+    """`registries: {NAME: {rate: N}}`: N requests per second, a positive number."""
+    rates: dict[str, float] = {}
+    for registry, conf in registries.items():
+        where = f"invalid policy {path}: registries.{registry}"
+        if not isinstance(conf, dict) or set(conf) != {"rate"}:
+            raise PolicyError(f"{where}: expected a mapping with the one key `rate`")
+        rate = conf["rate"]
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < float("inf"):
+            raise PolicyError(f"{where}.rate: expected a number of requests per second above 0, got {rate!r}")
+        rates[str(registry)] = float(rate)
+    return rates
 
 
 def _check_option(path: Path, rule: str, option: str, value: object) -> None:
@@ -162,13 +179,14 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
         into["rules"][rule] = {**into["rules"].get(rule, {}), **conf}
     into["exclude"].extend(other["exclude"])
     into["tags"].extend(other["tags"])
+    into["rates"].update(other["rates"])
 
 
 def _validated(merged: Mapping[str, Any]) -> Policy:
     rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
     if not all(isinstance(p, str) for p in merged["exclude"]):
         raise PolicyError("invalid policy: exclude: expected a list of glob patterns")
-    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])))
+    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]))
 
 
 def _tag_rule(path: Path, entry: object) -> TagRule:

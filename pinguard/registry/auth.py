@@ -1,8 +1,12 @@
 """Registry authentication driven by the `Www-Authenticate` challenge.
 
 Bearer tokens (Docker's token flow, as ECR Public and Docker Hub use it) are
-cached per realm, service and scope until shortly before they expire, and
-fetched once per key even when many threads want the same one.
+cached per realm, service and scope until shortly before they expire. A token
+request is a request against the quota like any other, so one registry fetches
+one token at a time, and the first asks for every scope the run expects to
+need (`expect`): one token for all the repositories, not one per repository.
+A registry that refuses such a token for one of its scopes is then asked one
+scope at a time.
 """
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ import base64
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -25,6 +29,7 @@ log = logging.getLogger("pinguard.registry")
 
 _DEFAULT_TOKEN_LIFETIME = 60.0  # the token spec's default when expires_in is absent
 _EXPIRY_MARGIN = 10.0
+_MAX_SCOPES = 50  # scopes asked for in one token request: keeps its URL short
 
 
 @dataclass(frozen=True)
@@ -39,19 +44,16 @@ class TokenCache:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._tokens: dict[tuple[str, str, str], _Token] = {}
-        self._locks: dict[tuple[str, str, str], threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def get(self, key: tuple[str, str, str], fetch: Callable[[], tuple[str, float]]) -> str:
+    def valid(self, key: tuple[str, str, str]) -> str | None:
         with self._guard:
-            lock = self._locks.setdefault(key, threading.Lock())
-        with lock:
             token = self._tokens.get(key)
-            if token is None or token.expires <= self._clock():
-                value, lifetime = fetch()
-                token = _Token(value, self._clock() + max(lifetime - _EXPIRY_MARGIN, 1.0))
-                self._tokens[key] = token
-            return token.value
+        return token.value if token is not None and token.expires > self._clock() else None
+
+    def put(self, key: tuple[str, str, str], value: str, lifetime: float) -> None:
+        with self._guard:
+            self._tokens[key] = _Token(value, self._clock() + max(lifetime - _EXPIRY_MARGIN, 1.0))
 
     def forget(self, key: tuple[str, str, str]) -> None:
         with self._guard:
@@ -73,8 +75,10 @@ class Authenticator:
         settings: RegistrySettings,
         tokens: TokenCache,
         credentials: Callable[[], Credentials | None],
+        exchange: Callable[[str, Callable[[], requests.Response]], requests.Response],
     ) -> None:
         self._registry = registry
+        self._exchange = exchange  # paces token requests to the registry's own host (ECR Public's realm)
         self._session = session
         self._settings = settings
         self._tokens = tokens
@@ -82,6 +86,14 @@ class Authenticator:
         self._looked_up = False
         self._found: Credentials | None = None
         self.challenge: Challenge | None = None
+        self._expected: dict[str, None] = {}  # scopes the run will need, in order
+        self._combine = True  # whether tokens for several scopes are asked for at once
+        self._fetching = threading.Lock()
+
+    def expect(self, scopes: Iterable[str]) -> None:
+        """Scopes the run will need; the next token request covers them too."""
+        with self._fetching:
+            self._expected.update(dict.fromkeys(scopes))
 
     def _credentials(self) -> Credentials | None:
         """Looked up once, when first needed: a credential helper is a process to run."""
@@ -97,6 +109,8 @@ class Authenticator:
         refuse a token, so the old one must go whatever the new challenge says.
         """
         if self.challenge is not None:
+            if self._tokens.valid(self._key(scope)) is not None:
+                self._combine = False  # a token was refused for its scope: ask for each scope alone
             self._tokens.forget(self._key(scope))
         self.challenge = challenge
 
@@ -115,14 +129,30 @@ class Authenticator:
                                     "(docker login, or ~/.docker/config.json)")
             return basic_header(credentials)
         if challenge.scheme == "bearer":
-            return "Bearer " + self._tokens.get(self._key(scope), lambda: self._fetch_token(scope))
+            return "Bearer " + self._token(scope)
         raise RegistryError(f"{self._registry} asks for unsupported authentication {challenge.scheme!r}")
 
     def _key(self, scope: str) -> tuple[str, str, str]:
         assert self.challenge is not None
         return (self.challenge.realm, self.challenge.service, scope)
 
-    def _fetch_token(self, scope: str) -> tuple[str, float]:
+    def _token(self, scope: str) -> str:
+        token = self._tokens.valid(self._key(scope))
+        if token is not None:
+            return token
+        with self._fetching:  # a token request in flight may well bring this scope too
+            token = self._tokens.valid(self._key(scope))
+            if token is None:
+                scopes = [scope]
+                if self._combine:
+                    scopes += [s for s in self._expected if s != scope and self._tokens.valid(self._key(s)) is None]
+                scopes = scopes[:_MAX_SCOPES]
+                token, lifetime = self._fetch_token(scopes)
+                for each in scopes:
+                    self._tokens.put(self._key(each), token, lifetime)
+            return token
+
+    def _fetch_token(self, scopes: list[str]) -> tuple[str, float]:
         assert self.challenge is not None
         realm, service = self.challenge.realm, self.challenge.service
         netloc = urlsplit(realm).netloc
@@ -131,7 +161,8 @@ class Authenticator:
         ):
             raise RegistryError(f"{self._registry}: refusing token realm {realm!r} (only https, or http on loopback)")
         credentials = self._credentials()
-        params = {"service": service, "scope": scope} if service else {"scope": scope}
+        params: dict[str, str | list[str]] = {"service": service, "scope": scopes} if service else {"scope": scopes}
+        scope = " ".join(scopes)
         timeout = (self._settings.connect_timeout, self._settings.read_timeout)
         verify = self._settings.verify_tls(netloc)
         log.debug("token %s scope=%s (%s)", realm, scope, credentials.source if credentials else "anonymous")
@@ -139,11 +170,12 @@ class Authenticator:
             if credentials is not None and credentials.is_identity_token:
                 form = {**params, "grant_type": "refresh_token", "refresh_token": credentials.secret,
                         "client_id": "pinguard"}
-                response = self._session.post(realm, data=form, timeout=timeout, verify=verify)
+                response = self._exchange(realm, lambda: self._session.post(
+                    realm, data=form, timeout=timeout, verify=verify))
             else:
                 headers = {"Authorization": basic_header(credentials)} if credentials else {}
-                response = self._session.get(realm, params=params, headers=headers, timeout=timeout,
-                                             verify=verify, allow_redirects=False)
+                response = self._exchange(realm, lambda: self._session.get(
+                    realm, params=params, headers=headers, timeout=timeout, verify=verify, allow_redirects=False))
         except requests.RequestException as exc:
             raise RegistryError(f"{self._registry}: token request to {realm} failed: {type(exc).__name__}") from None
         if response.status_code in (401, 403):

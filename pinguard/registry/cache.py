@@ -6,21 +6,30 @@
   straight away instead of collecting a 401 first; a stale one costs that 401.
 - The frozen tag found serving a digest: frozen tags do not move, so the
   answer stands, and a warm resolve of a moving tag needs no tag listing.
+  That none was found is remembered for a day: a frozen tag pushed later
+  for the same digest is rare, and the search costs a request per tag tried.
+- The digest each tag pointed to when last asked: only a hint that the tag
+  was seen, so that a warm run asks with HEAD, not GET.
 
-Nothing here is trusted beyond what it can prove: content is re-hashed, and a
-wrong challenge only costs a round trip. Writes that fail are ignored: a cache
+Nothing here is trusted beyond what it can prove: content is re-hashed, a
+wrong challenge only costs a round trip, and paths are made only from digests
+that match the digest grammar. Writes that fail are ignored: a cache
 that cannot be written only costs requests next time.
 """
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pinguard.atomic import write_bytes
+from pinguard.reference import is_digest
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.manifest import digest_of, sha256_digest
+
+NO_FROZEN_TAG_FOR = 24 * 3600.0  # seconds a "no frozen tag serves this digest" answer stands
 
 
 def default_cache_dir(env: Mapping[str, str]) -> Path:
@@ -33,12 +42,15 @@ def default_cache_dir(env: Mapping[str, str]) -> Path:
 class RegistryCache:
     """On disk under `root` when given; in memory for this run either way."""
 
-    def __init__(self, root: Path | None) -> None:
+    def __init__(self, root: Path | None, clock: Callable[[], float] = time.time) -> None:
         self._root = root
+        self._clock = clock
         self._content: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
     def get(self, digest: str) -> bytes | None:
+        if not is_digest(digest):
+            return None
         with self._lock:
             if digest in self._content:
                 return self._content[digest]
@@ -56,6 +68,8 @@ class RegistryCache:
 
     def put(self, digest: str, data: bytes) -> None:
         """Store content already checked against `digest`."""
+        if not is_digest(digest):
+            return
         with self._lock:
             self._content[digest] = data
         _write(self._path("content", *digest.split(":", 1)), data)
@@ -78,6 +92,28 @@ class RegistryCache:
 
     def remember_frozen_tag(self, name: str, moving: str, digest: str, frozen: str) -> None:
         _write(self._path("frozen-tags", _key(f"{name}:{moving}@{digest}")), frozen.encode())
+
+    def no_frozen_tag(self, name: str, moving: str, digest: str) -> bool:
+        """Whether a search for a frozen tag serving `digest` found none, less than a day ago."""
+        data = _read(self._path("no-frozen-tag", _key(f"{name}:{moving}@{digest}")))
+        try:
+            return data is not None and 0 <= self._clock() - float(data) < NO_FROZEN_TAG_FOR
+        except ValueError:
+            return False
+
+    def remember_no_frozen_tag(self, name: str, moving: str, digest: str) -> None:
+        path = self._path("no-frozen-tag", _key(f"{name}:{moving}@{digest}"))
+        _write(path, str(self._clock()).encode(), overwrite=True)
+
+    def tag_digest(self, tag_key: str) -> str | None:
+        """The digest `registry/repository:tag` pointed to when last asked, if ever."""
+        data = _read(self._path("tags", _key(tag_key)))
+        text = data.decode("ascii", "replace") if data else None
+        return text if text and is_digest(text) else None
+
+    def remember_tag_digest(self, tag_key: str, digest: str) -> None:
+        if self.tag_digest(tag_key) != digest:
+            _write(self._path("tags", _key(tag_key)), digest.encode(), overwrite=True)
 
     def _path(self, *parts: str) -> Path | None:
         return None if self._root is None else self._root.joinpath(*parts)

@@ -1,21 +1,32 @@
-"""The OCI distribution API as pinguard uses it: manifests, blobs by digest, tags."""
+"""The OCI distribution API as pinguard uses it: manifests, blobs by digest, tags.
+
+Requests are the scarce resource (ECR Public allows one a second), so within one
+run no request is made twice: what a tag points to is asked once, a repository's
+tags are listed once, and content comes from the content-addressed cache when it
+is there. A tag the cache has never seen costs one GET (the body, hashed, is the
+digest); a tag seen before costs one HEAD, plus a GET by digest only when it
+moved to content not yet cached.
+"""
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import requests
 
-from pinguard.errors import DigestMismatch, NotFound, RegistryError
+from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
+from pinguard.reference import is_digest
 from pinguard.registry.auth import TokenCache
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.credentials import CredentialStore
 from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
+from pinguard.registry.pacer import Deadline, Pacer
 from pinguard.registry.settings import RegistrySettings
 from pinguard.registry.transport import Transport
 
@@ -40,8 +51,10 @@ class RegistryClient:
         self._tokens = TokenCache()
         self._credentials = CredentialStore(settings.env)
         self._sleep = sleep
+        self.deadline = Deadline(time.monotonic() + settings.timeout, settings.timeout)
         self._transports: dict[str, Transport] = {}
         self._tags: dict[str, list[str]] = {}
+        self._tag_digests: dict[str, str] = {}  # "registry/repository:tag" -> digest, as learnt in this run
         self._inflight: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -56,15 +69,71 @@ class RegistryClient:
         with self._lock:
             if registry not in self._transports:
                 self._transports[registry] = Transport(
-                    registry, self.settings, self._tokens, self._credentials.lookup, self.cache, self._sleep
+                    registry, self.settings, self._tokens, self._credentials.lookup, self.cache, self.deadline,
+                    self._sleep,
                 )
             return self._transports[registry]
+
+    def expect(self, repositories: Iterable[tuple[str, str]]) -> None:
+        """The (registry, repository) pairs this run will ask about: each registry's first token covers them all."""
+        scopes: dict[str, list[str]] = {}
+        for registry, repository in repositories:
+            scopes.setdefault(registry, []).append(_pull(repository))
+        for registry, wanted in scopes.items():
+            with contextlib.suppress(PinguardError):  # a registry that cannot be reached says so when asked
+                self._transport(registry).expect(wanted)
+
+    def held_to(self, registry: str) -> str | None:
+        """How `registry` is paced now, once it has been reached."""
+        with self._lock:
+            transport = self._transports.get(registry)
+        return transport.pacer.describe() if transport is not None else None
+
+    def pacer(self, registry: str) -> Pacer:
+        """The pace `registry` is asked at (its transport is set up on first use)."""
+        return self._transport(registry).pacer
+
+    def manifest_for_tag(self, registry: str, repository: str, tag: str) -> ManifestBody:
+        """What `tag` points to now, verified, at the fewest requests (see the module's docstring)."""
+        key = f"{registry}/{repository}:{tag}"
+        with self._once("tag:" + key):
+            digest = self._tag_digests.get(key)
+            if digest is not None:
+                return self.get_manifest(registry, repository, digest)
+            if self.cache.tag_digest(key) is None:
+                return self.fetch_manifest(registry, repository, tag)
+            head = self.head_manifest(registry, repository, tag)
+            if head.digest is None:  # a registry that does not say: the body will
+                return self.fetch_manifest(registry, repository, tag)
+            body = self.get_manifest(registry, repository, head.digest)
+            self._learnt(key, body.digest)
+            # A cached body that does not declare its media type has the one the HEAD was served with.
+            return body if body.media_type else ManifestBody(body.data, body.digest, head.media_type)
+
+    def digest_for_tag(self, registry: str, repository: str, tag: str) -> str:
+        """What `tag` points to now: asked once a run, by HEAD (which Docker Hub does not count as a pull)."""
+        key = f"{registry}/{repository}:{tag}"
+        with self._once("tag:" + key):
+            digest = self._tag_digests.get(key)
+            if digest is None:
+                digest = self.head_manifest(registry, repository, tag).digest
+                if digest is None:
+                    return self.fetch_manifest(registry, repository, tag).digest
+                self._learnt(key, digest)
+            return digest
+
+    def _learnt(self, key: str, digest: str) -> None:
+        self._tag_digests[key] = digest
+        self.cache.remember_tag_digest(key, digest)
 
     def head_manifest(self, registry: str, repository: str, reference: str) -> ManifestHead:
         response = self._manifest_request("HEAD", registry, repository, reference)
         size = response.headers.get("Content-Length")
+        digest = response.headers.get("Docker-Content-Digest") or None
+        if digest is not None and not is_digest(digest):
+            raise RegistryError(f"{registry}/{repository}: the registry sent a malformed digest for {reference}")
         return ManifestHead(
-            digest=response.headers.get("Docker-Content-Digest") or None,
+            digest=digest,
             media_type=response.headers.get("Content-Type", "").split(";")[0].strip(),
             size=int(size) if size and size.isdigit() else None,
         )
@@ -81,9 +150,12 @@ class RegistryClient:
 
     def fetch_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
         """A manifest as the registry serves it now, never from the cache; verified as `get_manifest` does."""
+        by_digest = ":" in reference
         response = self._manifest_request("GET", registry, repository, reference)
-        body = self._verified(response, registry, repository, reference if ":" in reference else None)
+        body = self._verified(response, registry, repository, reference if by_digest else None)
         self.cache.put(body.digest, body.data)
+        if not by_digest:
+            self._learnt(f"{registry}/{repository}:{reference}", body.digest)
         return body
 
     def get_blob(self, registry: str, repository: str, digest: str) -> bytes:

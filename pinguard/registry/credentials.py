@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinguard.errors import RegistryError
+from pinguard.registry.settings import ECR_PUBLIC
 
 _ECR_PRIVATE = re.compile(r"^\d{12}\.dkr\.ecr(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
-_ECR_PUBLIC = "public.ecr.aws"
 # Docker Hub credentials are filed under this legacy key in config.json.
 _DOCKER_HUB_KEYS = ("https://index.docker.io/v1/", "index.docker.io", "docker.io", "registry-1.docker.io")
 
@@ -89,7 +89,7 @@ class CredentialStore:
         match = _ECR_PRIVATE.match(registry)
         if match:
             return _ecr_token("ecr", match.group(1), registry)
-        if registry == _ECR_PUBLIC and _has_aws_credentials(self._env):
+        if registry == ECR_PUBLIC and _has_aws_credentials(self._env):
             # Authenticated pulls get ten times the anonymous quota; fall back to anonymous.
             try:
                 return _ecr_token("ecr-public", "us-east-1", registry)

@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from pinguard.errors import PinguardError
+from pinguard.registry.pacer import Quota
+
+ECR_PUBLIC = "public.ecr.aws"
+# Pulls per second per address, not adjustable (ECR Public service quotas); every request counts.
+ECR_PUBLIC_ANONYMOUS_RATE = 1.0
+ECR_PUBLIC_AUTHENTICATED_RATE = 10.0
 
 
 @dataclass(frozen=True)
@@ -14,7 +20,7 @@ class RetryPolicy:
     attempts: int = 5  # tries in all, the first included
     base_delay: float = 0.5  # seconds before the first retry, doubled each time, with full jitter
     max_delay: float = 10.0
-    budget: float = 60.0  # no request keeps retrying past this many seconds
+    budget: float = 60.0  # no request keeps retrying 5xx and dropped connections past this many seconds
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,24 @@ class RegistrySettings:
     retry: RetryPolicy = RetryPolicy()
     workers: int = 8
     env: Mapping[str, str] = field(default_factory=dict)
+    rates: Mapping[str, float] = field(default_factory=dict)  # canonical registry -> requests per second
+    timeout: float = 600.0  # the whole run's deadline, in seconds
+
+    def quota(self, registry: str, identity: Callable[[], str]) -> Quota:
+        """The rate `registry` is asked at: as configured, else ECR Public's published quota, else none.
+
+        The rate follows the registry's name, mirrored or not: a mirror standing in for ECR
+        Public is held to ECR Public's quota unless --rate or the policy says otherwise.
+        """
+        if registry in self.rates:
+            return Quota(self.rates[registry], "--rate or policy")
+        if registry == ECR_PUBLIC:
+            who = identity()
+            if who == "anonymous":
+                return Quota(ECR_PUBLIC_ANONYMOUS_RATE, who,
+                             f"AWS credentials raise ECR Public's quota to {ECR_PUBLIC_AUTHENTICATED_RATE:g}/s")
+            return Quota(ECR_PUBLIC_AUTHENTICATED_RATE, who)
+        return Quota(None)
 
     def base_url(self, registry: str) -> str:
         """Where requests for `registry` go; plain HTTP only to loopback or insecure hosts."""
@@ -79,3 +103,18 @@ def parse_mirrors(values: list[str], env_value: str | None) -> dict[str, str]:
             raise PinguardError(f"invalid mirror {pair!r}: expected REGISTRY=URL")
         mirrors[registry] = url
     return mirrors
+
+
+def parse_rates(values: list[str]) -> dict[str, float]:
+    """`REGISTRY=N` pairs from --rate: N requests per second, a positive number."""
+    rates: dict[str, float] = {}
+    for pair in values:
+        registry, sep, number = pair.strip().partition("=")
+        try:
+            rate = float(number)
+        except ValueError:
+            rate = 0.0
+        if not sep or not registry or not rate > 0 or rate == float("inf"):
+            raise PinguardError(f"invalid rate {pair!r}: expected REGISTRY=N, N requests per second above 0")
+        rates[registry] = rate
+    return rates

@@ -1,12 +1,12 @@
-"""One registry's HTTP: a keep-alive session, auth, retries, redirects, TLS policy."""
+"""One registry's HTTP: a keep-alive session, pacing, auth, retries, redirects, TLS policy."""
 from __future__ import annotations
 
-import email.utils
+import functools
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -19,11 +19,12 @@ from pinguard.registry.auth import Authenticator, TokenCache
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.challenge import Challenge, parse_challenges
 from pinguard.registry.credentials import Credentials
+from pinguard.registry.pacer import Deadline, Pacer, retry_after
 from pinguard.registry.settings import RegistrySettings
 
 log = logging.getLogger("pinguard.registry")
 
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_RETRY_STATUSES = frozenset({500, 502, 503, 504})  # 429 is the pacer's: a wait, not a failed attempt
 _MAX_REDIRECTS = 5
 _MAX_BODY = 16 * 1024 * 1024  # manifests are kilobytes; refuse to buffer anything absurd
 _USER_AGENT = f"pinguard/{__version__}"
@@ -39,6 +40,7 @@ class Transport:
         tokens: TokenCache,
         credentials: Callable[[str], Credentials | None],
         cache: RegistryCache,
+        deadline: Deadline,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.registry = registry
@@ -56,7 +58,11 @@ class Transport:
         if settings.insecure:
             # The user named these hosts insecure; urllib3 would warn on every request to them.
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        self._auth = Authenticator(registry, self._session, settings, tokens, lambda: credentials(self._netloc))
+        self._auth = Authenticator(registry, self._session, settings, tokens, lambda: credentials(self._netloc),
+                                   self.exchange)
+        self.pacer = Pacer(registry, settings.quota(registry, self.identity), deadline,
+                           settings.workers, sleep=sleep)
+        log.debug("%s: %s", registry, self.pacer.describe())
         self._cache = cache
         self._auth.challenge = cache.challenge(self._base)
         # Until the challenge is known, one request learns it while the others wait,
@@ -67,6 +73,10 @@ class Transport:
     def identity(self) -> str:
         """Who requests go out as, for messages: "anonymous" or where the credentials came from."""
         return self._auth.identity()
+
+    def expect(self, scopes: Iterable[str]) -> None:
+        """Scopes this run will need, so that one token request covers them all."""
+        self._auth.expect(scopes)
 
     def close(self) -> None:
         self._session.close()
@@ -82,9 +92,13 @@ class Transport:
             self._warm = True
             return response
 
+    def exchange(self, url: str, send: Callable[[], requests.Response]) -> requests.Response:
+        """`send()` paced when `url` is on the registry's own host: the quota is the host's."""
+        return self.pacer.send(send) if urlsplit(url).netloc == self._netloc else send()
+
     def _request(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
         policy = self._settings.retry
-        started = time.monotonic()
+        started: float | None = None  # the first failure: the retry budget counts from there
         reauthenticated = False
         attempt = 0
         while True:
@@ -111,6 +125,7 @@ class Transport:
             if response is not None and response.status_code not in _RETRY_STATUSES:
                 return response
             delay = _backoff(attempt, policy.base_delay, policy.max_delay, response)
+            started = time.monotonic() if started is None else started
             spent = time.monotonic() - started
             if attempt >= policy.attempts or spent + delay > policy.budget:
                 raise RegistryError(f"{method} {url}: {reason} (gave up after {attempt} attempts, {spent:.1f} s)")
@@ -134,12 +149,7 @@ class Transport:
                 sent["Authorization"] = auth
             url = self._check_scheme(url)
             begin = time.monotonic()
-            response = self._session.request(
-                method, url, headers=sent, allow_redirects=False, stream=True,
-                timeout=(self._settings.connect_timeout, self._settings.read_timeout),
-                verify=self._settings.verify_tls(netloc),
-            )
-            _read_body(response)
+            response = self.exchange(url, functools.partial(self._exchange_once, method, url, sent, netloc))
             log.debug("%s %s -> %d (%.0f ms)", method, url, response.status_code, (time.monotonic() - begin) * 1000)
             if response.status_code not in (301, 302, 303, 307, 308) or "Location" not in response.headers:
                 return response
@@ -147,6 +157,15 @@ class Transport:
             if response.status_code == 303:
                 method = "GET"
         raise RegistryError(f"{url}: more than {_MAX_REDIRECTS} redirects")
+
+    def _exchange_once(self, method: str, url: str, headers: Mapping[str, str], netloc: str) -> requests.Response:
+        response = self._session.request(
+            method, url, headers=headers, allow_redirects=False, stream=True,
+            timeout=(self._settings.connect_timeout, self._settings.read_timeout),
+            verify=self._settings.verify_tls(netloc),
+        )
+        _read_body(response)
+        return response
 
     def _check_scheme(self, url: str) -> str:
         parts = urlsplit(url)
@@ -181,22 +200,10 @@ def _bearer_or_basic(header: str) -> Challenge | None:
 def _backoff(attempt: int, base: float, cap: float, response: requests.Response | None) -> float:
     """Retry-After when the registry gives one, else exponential backoff with full jitter."""
     if response is not None:
-        after = _retry_after(response.headers.get("Retry-After"))
+        after = retry_after(response.headers.get("Retry-After"))
         if after is not None:
             return after
     return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    if value.strip().isdigit():
-        return float(value.strip())
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _describe(exc: Exception, settings: RegistrySettings) -> str:

@@ -9,7 +9,7 @@ import pytest
 from pinguard import lockfile
 from pinguard.cli import main
 from testing.seed import REPOSITORY
-from tests.conftest import SeededRegistry
+from tests.conftest import UNPACED, SeededRegistry
 
 pytestmark = pytest.mark.registry
 
@@ -38,7 +38,8 @@ spec:
 
 def _run(args: list[str], registry: SeededRegistry, tmp_path: Path) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    flags = ["--mirror", f"public.ecr.aws={registry.registry.url}", "--ca-file", str(registry.registry.ca_file)]
+    flags = ["--mirror", f"public.ecr.aws={registry.registry.url}", "--ca-file", str(registry.registry.ca_file),
+             *UNPACED]
     env = {"HOME": str(tmp_path / "home"), "PINGUARD_CACHE_DIR": str(tmp_path / "cache")}
     status = main([*args, *flags], env=env, stdout=out, stderr=err)
     return status, out.getvalue(), err.getvalue()

@@ -14,7 +14,7 @@ import pytest
 from pinguard import lockfile
 from pinguard.cli import main
 from testing.seed import Seeded, repush_moving, seed_dlc
-from tests.conftest import SeededRegistry
+from tests.conftest import UNPACED, SeededRegistry
 
 pytestmark = pytest.mark.registry
 
@@ -59,7 +59,7 @@ class Tree:
     def run(self, *args: str) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
         flags = ["--mirror", f"public.ecr.aws={self.registry.registry.url}",
-                 "--ca-file", str(self.registry.registry.ca_file)]
+                 "--ca-file", str(self.registry.registry.ca_file), *UNPACED]
         env = {"HOME": str(self.work.parent / "home"), "PINGUARD_CACHE_DIR": str(self.work.parent / "cache")}
         status = main([*args, *flags], env=env, stdout=out, stderr=err)
         return status, out.getvalue(), err.getvalue()

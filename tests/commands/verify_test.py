@@ -20,7 +20,7 @@ from testing.images import multi_platform
 from testing.push import parse_bearer_challenge
 from testing.registry import RunningRegistry
 from testing.seed import REPOSITORY, repush_moving, seed_dlc
-from tests.conftest import SeededRegistry
+from tests.conftest import UNPACED, SeededRegistry
 
 TAGS = ("train-ml-cuda-v1.1", "train-ml-cuda-v1.1.0", "train-ml-cpu-v1.1")
 
@@ -33,7 +33,7 @@ class _Terminal(io.StringIO):
 def _verify(url: str, ca_file: str | None, tmp_path: Path, *args: str,
             stderr: io.StringIO | None = None) -> tuple[int, str, str]:
     out, err = io.StringIO(), stderr or io.StringIO()
-    flags = ["--mirror", f"public.ecr.aws={url}", *(["--ca-file", ca_file] if ca_file else [])]
+    flags = ["--mirror", f"public.ecr.aws={url}", *(["--ca-file", ca_file] if ca_file else []), *UNPACED]
     env = {"HOME": str(tmp_path / "home"), "PINGUARD_CACHE_DIR": str(tmp_path / "cache")}
     status = main(["verify", *args, *flags], env=env, stdout=out, stderr=err)
     return status, out.getvalue(), err.getvalue()
@@ -46,7 +46,7 @@ def _locked(seeded: SeededRegistry, repository: str, tmp_path: Path, monkeypatch
     images = "".join(f"  - image: public.ecr.aws/{repository}:{tag}\n" for tag in TAGS)
     (work / "pod.yaml").write_text(f"kind: Pod\nspec:\n  containers:\n{images}")
     monkeypatch.chdir(work)
-    flags = ["--mirror", f"public.ecr.aws={seeded.registry.url}", "--ca-file", str(seeded.registry.ca_file)]
+    flags = ["--mirror", f"public.ecr.aws={seeded.registry.url}", "--ca-file", str(seeded.registry.ca_file), *UNPACED]
     env = {"HOME": str(tmp_path / "home"), "PINGUARD_CACHE_DIR": str(tmp_path / "cache")}
     assert main(["lock", *flags], env=env, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     return lockfile.read(work / "pinguard.lock")
@@ -87,9 +87,13 @@ def test_all_ok_after_lock(token_registry: SeededRegistry, tmp_path: Path, monke
         assert (entry["status"], entry["current_digest"], entry["message"]) == ("ok", entry["digest"], None)
 
     terminal = _Terminal()
-    assert _verify(url, ca_file, tmp_path, "-q", stderr=terminal)[:2] == (0, "")  # quiet: only what is not ok
+    assert _verify(url, ca_file, tmp_path, stderr=terminal)[0] == 0
     progress = terminal.getvalue()
-    assert "\r\x1b[K[3/3] verifying public.ecr.aws/" in progress and progress.endswith("\r\x1b[K")
+    assert "\r\x1b[Kpublic.ecr.aws: 3/3 entries, held to 1000 request/s (--rate or policy)" in progress
+    assert progress.endswith("\r\x1b[K")  # cleared at the end
+    terminal = _Terminal()
+    assert _verify(url, ca_file, tmp_path, "-q", stderr=terminal)[:2] == (0, "")  # quiet: only what is not ok
+    assert terminal.getvalue() == ""  # and no progress
 
 
 @pytest.mark.registry
@@ -160,7 +164,7 @@ def test_a_registry_serving_other_bytes_or_refusing(tmp_path: Path, monkeypatch:
                       media_type=INDEX.media_type, size=len(INDEX.data), tag_kind="other", frozen_tag=None,
                       resolved_at="2026-11-30T05:00:00Z", platforms={})
     lockfile.write(tmp_path / "pinguard.lock", Lock().with_entries([entry]))
-    fault_route = Route("GET", rf"/v2/{FAKE_REPOSITORY}/manifests/{INDEX.digest}", fault)
+    fault_route = Route("GET", rf"/v2/{FAKE_REPOSITORY}/manifests/.+", fault)  # by tag and by digest
     with FakeRegistry([fault_route, *serve_manifests(FAKE_REPOSITORY, {"v1": (INDEX.media_type, INDEX.data)})]) as fake:
         result = _verify(fake.url, None, tmp_path, "--format", "json")
     assert result[0] == status

@@ -45,9 +45,9 @@ def _guarded(expected: str, challenge: str) -> Route:
     return Route("*", r"/v2/.*", check)
 
 
-def _resolve(fake: FakeRegistry, env: dict[str, str]) -> str:
+def _resolve(fake: FakeRegistry, env: dict[str, str], cache: Path | None = None) -> str:
     settings = RegistrySettings(mirrors={"registry.example.com": fake.url}, env=env)
-    with RegistryClient(settings, RegistryCache(None)) as client:
+    with RegistryClient(settings, RegistryCache(cache)) as client:
         return Resolver(client).resolve(parse(f"registry.example.com/{REPO}:v1")).digest
 
 
@@ -79,14 +79,15 @@ def test_identity_token_is_exchanged_with_a_refresh_grant(fake: FakeRegistry, tm
     assert all("refresh-me" not in r.path for r in fake.requests)  # never in a URL
 
 
-def test_head_without_digest_header_falls_back_to_hashing_the_body(fake: FakeRegistry) -> None:
+def test_head_without_digest_header_falls_back_to_hashing_the_body(fake: FakeRegistry, tmp_path: Path) -> None:
     def head_without_digest(request: Request) -> Response:
         return Response(200, {"Content-Type": IMAGE.media_type}, b"")
 
     fake.add(Route("HEAD", rf"/v2/{REPO}/manifests/v1", head_without_digest),
              *serve_manifests(REPO, MANIFESTS, blobs=BLOBS))
-    assert _resolve(fake, {}) == IMAGE.digest
-    assert [r.method for r in fake.requests_to(rf"/v2/{REPO}/manifests/v1")] == ["HEAD", "GET"]
+    assert _resolve(fake, {}, tmp_path / "cache") == IMAGE.digest  # a tag never seen: GET
+    assert _resolve(fake, {}, tmp_path / "cache") == IMAGE.digest  # seen: HEAD, which says nothing, then GET
+    assert [r.method for r in fake.requests_to(rf"/v2/{REPO}/manifests/v1")] == ["GET", "HEAD", "GET"]
 
 
 def _fake_boto3(monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, str]]) -> None:

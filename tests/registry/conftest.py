@@ -22,6 +22,8 @@ def settings_for(url: str, home: Path, read_timeout: float = 0.5) -> RegistrySet
         read_timeout=read_timeout,
         connect_timeout=0.5,
         env={"HOME": str(home)},  # no docker config of the machine running the tests
+        rates={REGISTRY: 1000.0},  # faults, not pacing, are these tests' subject (quota_test.py paces)
+        timeout=30.0,
     )
 
 

@@ -6,6 +6,7 @@ says what happened and where; no other exception may escape.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
+from pinguard.errors import DeadlinePassed, DigestMismatch, NotFound, PinguardError, RegistryError
 from pinguard.reference import parse
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
@@ -85,15 +86,25 @@ def test_transient_failures_are_retried(
     assert len(fake.requests) == requests_made
 
 
-def test_429_forever_gives_up_after_the_attempts(fake: FakeRegistry, client: RegistryClient) -> None:
+def test_429s_are_waits_not_attempts(fake: FakeRegistry, client: RegistryClient) -> None:
+    fake.add(*healthy(Route("GET", MANIFEST_PATH, [Response(429)] * (ATTEMPTS + 2))))
+    assert client.get_manifest(REGISTRY, REPO, "v1").digest == INDEX.digest
+    assert len(fake.requests) == ATTEMPTS + 3
+    assert client.pacer(REGISTRY).throttled == ATTEMPTS + 2
+
+
+def test_429_forever_ends_at_the_deadline(fake: FakeRegistry, tmp_path: Path) -> None:
     fake.add(*healthy(Route("*", MANIFEST_PATH, Response(429))))
-    with pytest.raises(RegistryError) as caught:
+    settings = dataclasses.replace(settings_for(fake.url, tmp_path), rates={REGISTRY: 20.0}, timeout=1.5)
+    started = time.monotonic()
+    with RegistryClient(settings) as client, pytest.raises(DeadlinePassed) as caught:
         client.head_manifest(REGISTRY, REPO, "v1")
+    assert time.monotonic() - started < 1.5  # a turn past the deadline is refused at once, not waited for
     message = str(caught.value)
-    assert f"{fake.url}/v2/{REPO}/manifests/v1" in message
-    assert "429" in message
-    assert f"gave up after {ATTEMPTS} attempts" in message
-    assert len(fake.requests) == ATTEMPTS
+    assert message.startswith(f"{REGISTRY}: the run's deadline (1.5 s, --timeout) came first; held to ")
+    assert "request/s, lowered from 20 after 429s (--rate or policy)" in message
+    # Each 429 halved the rate: far fewer requests than 20/s for 1.5 s would have made.
+    assert 3 <= len(fake.requests) <= 8
 
 
 def test_a_registry_slower_than_the_read_timeout(fake: FakeRegistry, tmp_path: Path) -> None:

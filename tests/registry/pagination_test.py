@@ -156,4 +156,6 @@ def test_frozen_alias_newest_first(
     assert resolved.frozen_tag == alias
     assert len(fake.requests_to(TAGS_PATH)) == 3
     head_paths = [r.path for r in fake.requests if r.method == "HEAD"]
-    assert head_paths == [f"/v2/{REPO}/manifests/{tag}" for tag in [MOVING, *heads]]
+    assert head_paths == [f"/v2/{REPO}/manifests/{tag}" for tag in heads]
+    assert [r.path for r in fake.requests if r.method == "GET" and "/manifests/" in r.path] == [
+        f"/v2/{REPO}/manifests/{MOVING}"]  # the moving tag itself: one GET, hashed
