@@ -3,12 +3,17 @@
 A docker-registry with TLS and bearer-token auth is reached through a proxy that
 adds 20 ms each way (a registry one region away; on bare loopback process
 start-up would hide everything). Both tools go through the same proxy, which
-counts their requests. Run: `.venv/bin/python benchmarks/resolve.py [--delay S]`.
+counts their requests. pinguard's pacing is lifted (`--rate`): this measures
+latency and CPU, not a quota (`quota.py` does). Each pinguard run's CPU time is
+read from the kernel (getrusage of the child); CPU per request subtracts the
+cost of starting the interpreter and importing the network stack.
+Run: `.venv/bin/python benchmarks/resolve.py [--delay S] [--no-auth]`.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,12 +49,29 @@ def _seed(registry_url: str, pusher_factory: object) -> list[str]:
     return refs
 
 
-def _pinguard(proxy: LatencyProxy, refs: list[str], cache: Path) -> float:
-    args = [sys.executable, "-m", "pinguard", "resolve", "-q", "--mirror", f"public.ecr.aws={proxy.url}"]
-    started = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _pinguard(proxy: LatencyProxy, refs: list[str], cache: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one `pinguard resolve` of every reference."""
+    args = [sys.executable, "-m", "pinguard", "resolve", "-q", "--mirror", f"public.ecr.aws={proxy.url}",
+            "--rate", "public.ecr.aws=100000"]
+    started, cpu = time.perf_counter(), _children_cpu()
     subprocess.run([*args, *[f"public.ecr.aws/{r}" for r in refs]], check=True, stdout=subprocess.DEVNULL,
                    env={"PINGUARD_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu
+
+
+def _startup_cpu() -> float:
+    """CPU seconds to start the interpreter and import what a resolve imports, best of three."""
+    costs = []
+    for _ in range(3):
+        cpu = _children_cpu()
+        subprocess.run([sys.executable, "-c", "import pinguard.online, pinguard.commands.resolve"], check=True)
+        costs.append(_children_cpu() - cpu)
+    return min(costs)
 
 
 def _skopeo(proxy: LatencyProxy, refs: list[str]) -> float:
@@ -71,17 +93,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--delay", type=float, default=0.02, help="seconds added each way (default 0.02)")
     parser.add_argument("--jobs", type=int, default=8, help="pinguard's concurrency (its default is 8)")
+    parser.add_argument("--no-auth", dest="auth", action="store_false", help="no TLS or token auth")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pinguard-bench-") as tmp, \
-            start_registry(Path(tmp), tls=True, token_auth=True) as registry:
-        assert registry.token_server is not None
+            start_registry(Path(tmp), tls=args.auth, token_auth=args.auth) as registry:
         refs = _seed(registry.url, registry.pusher)
-        with LatencyProxy(registry.url, delay=args.delay, ca_file=registry.ca_file,
-                          token_url=registry.token_server.url) as proxy:
-            cold = _pinguard(proxy, refs, Path(tmp) / "cache")
+        token_url = registry.token_server.url if registry.token_server else None
+        with LatencyProxy(registry.url, delay=args.delay, ca_file=registry.ca_file, token_url=token_url) as proxy:
+            cold, cold_cpu = _pinguard(proxy, refs, Path(tmp) / "cache")
             cold_counts = Counter(proxy.counts)
             proxy.reset()
-            warm = _pinguard(proxy, refs, Path(tmp) / "cache")
+            warm, warm_cpu = _pinguard(proxy, refs, Path(tmp) / "cache")
             warm_counts = Counter(proxy.counts)
             proxy.reset()
             skopeo = _skopeo(proxy, refs)
@@ -89,17 +111,19 @@ def main() -> int:
             # The same work with no latency added: what the proxy, registry and pinguard
             # cost in CPU on this machine, a floor no concurrency can go below.
             proxy.delay = 0
-            floor_cold = _pinguard(proxy, refs, Path(tmp) / "cache-floor")
-            floor_warm = _pinguard(proxy, refs, Path(tmp) / "cache-floor")
+            floor_cold = _pinguard(proxy, refs, Path(tmp) / "cache-floor")[0]
+            floor_warm = _pinguard(proxy, refs, Path(tmp) / "cache-floor")[0]
+        startup = _startup_cpu()
 
     rtt = 2 * args.delay
     requests_cold = sum(cold_counts.values())
-    # Critical path of one moving tag on a cold cache: token, HEAD, GET by digest, tags/list,
-    # HEAD of the frozen candidate (plus the first 401 that teaches the challenge).
-    critical = 6
+    # Critical path of one moving tag on a cold cache: the first 401 that teaches the challenge,
+    # token, GET by tag, tags/list, HEAD of the frozen candidate.
+    critical = 5
     bound = max(critical, math.ceil(requests_cold / args.jobs)) * rtt
     n = len(refs)
-    print(f"{n} references in {REPOSITORIES} repositories, {args.delay * 1000:.0f} ms added each way")
+    auth = "TLS and token auth" if args.auth else "plain HTTP, no auth"
+    print(f"{n} references in {REPOSITORIES} repositories ({auth}), {args.delay * 1000:.0f} ms added each way")
     print(f"pinguard cold   {cold:6.2f} s  {_per_ref(cold_counts, n)}")
     print(f"pinguard warm   {warm:6.2f} s  {_per_ref(warm_counts, n)}")
     print(f"skopeo loop     {skopeo:6.2f} s  {_per_ref(skopeo_counts, n)}")
@@ -108,6 +132,10 @@ def main() -> int:
     print(f"same work with no added latency: cold {floor_cold:.2f} s, warm {floor_warm:.2f} s "
           "(CPU of proxy, registry and pinguard on this machine)")
     print(f"ratio skopeo/pinguard: cold {skopeo / cold:.1f}x, warm {skopeo / warm:.1f}x")
+    requests_warm = sum(warm_counts.values())
+    print(f"pinguard CPU: cold {cold_cpu:.2f} s, warm {warm_cpu:.2f} s; start-up and imports {startup:.2f} s; "
+          f"per 100 requests: cold {(cold_cpu - startup) / requests_cold * 100:.2f} s, "
+          f"warm {(warm_cpu - startup) / requests_warm * 100:.2f} s")
     return 0
 
 

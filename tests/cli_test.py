@@ -35,6 +35,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         (["resolve", "--jobs", "0", "nginx"], "--jobs must be at least 1"),
         (["resolve", "--mirror", "docker.io=http://10.1.2.3:5000", "nginx"], "refusing plain HTTP to 10.1.2.3:5000"),
         (["resolve", "nginx:"], 'invalid reference "nginx:": empty tag'),
+        (["resolve", "--rate", "public.ecr.aws", "nginx"], "invalid rate 'public.ecr.aws': expected REGISTRY=N"),
+        (["lock", "--rate", "public.ecr.aws=0"], "invalid rate 'public.ecr.aws=0'"),
+        (["verify", "--rate", "docker.io=fast"], "invalid rate 'docker.io=fast'"),
+        (["resolve", "--timeout", "0", "nginx"], "--timeout must be a number of seconds above 0"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -55,3 +59,26 @@ def test_offline_commands_import_nothing_heavy(command: str, tmp_path: Path) -> 
     loaded = result.stderr.split()
     assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
     assert "pinguard.sources.kubernetes" in loaded  # the command really ran
+
+
+@pytest.mark.parametrize(
+    ("policy", "flags", "pace"),
+    [
+        (None, [], "held to 1 request/s (anonymous: AWS credentials raise ECR Public's quota to 10/s)"),
+        ("registries:\n  public.ecr.aws: {rate: 3}\n", [], "held to 3 request/s (--rate or policy)"),
+        ("registries:\n  public.ecr.aws: {rate: 3}\n", ["--rate", "public.ecr.aws=0.5"],
+         "held to 0.5 request/s (--rate or policy)"),  # the flag wins over the policy
+    ],
+    ids=["ecr-public-default", "policy", "flag-over-policy"],
+)
+def test_the_pace_comes_from_the_flag_the_policy_or_ecr_publics_quota(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str | None, flags: list[str], pace: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    if policy is not None:
+        (tmp_path / ".pinguard.yaml").write_text(policy)
+    err = io.StringIO()
+    # Nothing listens on port 9: the request fails, and -v has said the pace before it.
+    args = ["resolve", "-v", "--timeout", "0.5", "--mirror", "public.ecr.aws=http://127.0.0.1:9", *flags,
+            "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1"]
+    assert main(args, env={"HOME": str(tmp_path)}, stdout=io.StringIO(), stderr=err) == 2
+    assert f"pinguard: public.ecr.aws: {pace}\n" in err.getvalue()

@@ -32,6 +32,13 @@ def test_extends_and_overrides(tmp_path: Path) -> None:
     assert load([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"  # a preset named on the command line
 
 
+def test_registry_rates_are_merged_later_files_winning(tmp_path: Path) -> None:
+    base = _policy(tmp_path, "registries:\n  public.ecr.aws: {rate: 1}\n  ghcr.io: {rate: 5}\n", "base.yaml")
+    child = _policy(tmp_path, f"extends: {base.name}\nregistries:\n  public.ecr.aws: {{rate: 10}}\n")
+    assert load([child]).rates == {"public.ecr.aws": 10.0, "ghcr.io": 5.0}
+    assert load([]).rates == {}
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -47,6 +54,11 @@ def test_extends_and_overrides(tmp_path: Path) -> None:
         ("tags:\n  - {repository: '*', moving: '(', frozen: x}\n", "tags: tag rule for '*': invalid pattern"),
         ("tags:\n  - {repository: '*'}\n", "tags: each entry needs exactly repository, moving and frozen"),
         ("rules: {unpinned: error\n", "policy.yaml:2:1: not YAML"),
+        ("registries: [public.ecr.aws]\n", "registries: expected a mapping"),
+        ("registries:\n  public.ecr.aws: 5\n", "registries.public.ecr.aws: expected a mapping with the one key"),
+        ("registries:\n  public.ecr.aws: {rate: 0}\n", "registries.public.ecr.aws.rate: expected a number"),
+        ("registries:\n  public.ecr.aws: {rate: fast}\n", "registries.public.ecr.aws.rate: expected a number"),
+        ("registries:\n  public.ecr.aws: {rate: 1, burst: 2}\n", "expected a mapping with the one key `rate`"),
     ],
 )
 def test_invalid_policies_name_the_key(tmp_path: Path, text: str, message: str) -> None:

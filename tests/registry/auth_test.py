@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import types
 from pathlib import Path
@@ -123,3 +124,49 @@ def test_ecr_public_uses_aws_only_when_credentials_exist(monkeypatch: pytest.Mon
     found = CredentialStore({"HOME": str(tmp_path), "AWS_PROFILE": "ml"}).lookup("public.ecr.aws")
     assert found is not None and found.secret == "ecr-password"
     assert calls == [("ecr-public", "us-east-1")]
+
+
+def test_ecr_public_with_aws_credentials_is_paced_at_ten_a_second(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    calls: list[tuple[str, str]] = []
+    _fake_boto3(monkeypatch, calls)
+    anonymous = RegistrySettings(env={"HOME": str(tmp_path)})
+    with RegistryClient(anonymous) as client:
+        assert client.pacer("public.ecr.aws").rate == 1.0
+        assert client.held_to("public.ecr.aws") == ("held to 1 request/s "
+                                                    "(anonymous: AWS credentials raise ECR Public's quota to 10/s)")
+        assert client.pacer("registry.example.com").rate is None  # no limit until a 429 says otherwise
+    authenticated = RegistrySettings(env={"HOME": str(tmp_path), "AWS_PROFILE": "ml"})
+    with RegistryClient(authenticated) as client:
+        assert client.pacer("public.ecr.aws").rate == 10.0
+        assert client.held_to("public.ecr.aws") == "held to 10 request/s (credentials from AWS ecr-public)"
+    assert calls == [("ecr-public", "us-east-1")]  # asked once, when the registry was first reached
+
+
+def test_one_token_covers_every_repository_unless_the_registry_refuses_it(fake: FakeRegistry) -> None:
+    """A FAKE token service that grants one scope per token, as some registries do: a token asked
+    for several scopes is refused for all but the first, and pinguard then asks scope by scope."""
+    repositories = ("team/a", "team/b", "team/c")
+
+    def token(request: Request) -> Response:
+        scopes = request.query["scope"]
+        return Response(200, {"Content-Type": "application/json"}, json.dumps({"token": scopes[0]}).encode())
+
+    def guard(request: Request) -> Response | None:
+        repository = re.sub(r"^/v2/(.+)/(manifests|blobs|tags)/.*$", r"\1", request.bare_path)
+        if request.headers.get("Authorization") == f"Bearer repository:{repository}:pull":
+            return None
+        realm = f'Bearer realm="{fake.url}/token",service="registry.example.com"'
+        return Response(401, {"Www-Authenticate": realm}, b"")
+
+    fake.add(Route("GET", "/token", token), Route("*", r"/v2/.+", guard),
+             *[route for name in repositories for route in serve_manifests(name, MANIFESTS, blobs=BLOBS)])
+    settings = RegistrySettings(mirrors={"registry.example.com": fake.url}, workers=1)
+    references = [parse(f"registry.example.com/{name}:v1") for name in repositories]
+    with RegistryClient(settings, RegistryCache(None)) as client:
+        outcomes = Resolver(client).resolve_all(references)
+    assert all(not isinstance(outcome, Exception) for outcome in outcomes.values()), outcomes
+    asked = [request.query["scope"] for request in fake.requests_to("/token")]
+    # First all three at once; refused for b, then one at a time.
+    assert asked[0] == [f"repository:{name}:pull" for name in repositories]
+    assert all(len(scopes) == 1 for scopes in asked[1:]) and len(asked) == 3

@@ -79,6 +79,7 @@ def test_forty_references_at_two_requests_a_second(families: Families, tmp_path:
     # No request made twice (the first is made again once its 401 has taught the token realm).
     answered = Counter((a.method, a.path) for a in proxy.arrivals[1:] if not a.throttled)
     assert max(answered.values()) == 1
+    assert sum(a.kind == "token" for a in proxy.arrivals) == 1  # one token for the four repositories
     assert made <= 1.3 * 40  # one GET per tag, one token, one tag list per repository, one 401
 
 
