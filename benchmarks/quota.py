@@ -7,7 +7,8 @@ tags (`v1.0.0` ... `v2.0.1`) and two moving ones (`v1.0`, `v1.1`) sharing the
 digests of their newest patch. pinguard resolves each set of 40 in one command
 through `testing/proxy.py` at 1, 2 and 10 requests a second (a token bucket;
 429 TOOMANYREQUESTS without Retry-After past it; every request counted, tokens
-too), first with an empty cache, then warm. At 1/s pinguard runs with its
+too), first with an empty cache, then warm, each run starting with the bucket
+full (two request intervals apart). At 1/s pinguard runs with its
 defaults (ECR Public's anonymous quota); at 2 and 10 with `--rate`.
 
 The floor is what the quota allows: successful requests / rate. Goals: no
@@ -54,6 +55,7 @@ def _measure(registry: RunningRegistry, name: str, references: list[str], rate: 
     with LatencyProxy(registry.url, delay=0, ca_file=registry.ca_file, token_url=registry.token_server.url,
                       quota=Quota(rate)) as proxy:
         for run in ("cold", "warm"):
+            time.sleep(2 / rate)  # each run starts with the bucket full, as a job run on its own would
             proxy.reset()
             status, wall = _resolve(proxy, references, cache, rate)
             made, refused = len(proxy.arrivals), proxy.throttled

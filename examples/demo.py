@@ -37,6 +37,7 @@ def main() -> int:
         seed_dlc(registry.pusher())
         print(f"Stand-in registry for public.ecr.aws at {registry.url} (TLS, bearer tokens).")
         print("Its images are small STAND-INS with DLC-style tags: their digests are not AWS's.")
+        print("pinguard paces it as ECR Public: 1 request/s, its anonymous quota.")
         flags = ("--mirror", f"public.ecr.aws={registry.url}", "--ca-file", str(registry.ca_file))
         tree = Path(workdir) / "example"
         shutil.copytree(example, tree)  # the bundled example stays as written

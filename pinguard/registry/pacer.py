@@ -9,7 +9,7 @@ A 429 is a wait, not a failure: the request waits for another turn, and does
 not use up the attempts meant for 5xx and dropped connections. The rate halves
 (once for all the requests that were in flight together, not once per
 refusal); with Retry-After every request to the registry also pauses that
-long. Each answer that is not a 429 then raises the rate by a small step (5%
+long. Each answer that is not a 429 then raises the rate by a small step (10%
 of the rate it was lowered to), up to the configured rate. A registry without
 a configured rate is not held back until its first 429, which holds it to
 half the rate of the second before.
@@ -37,7 +37,7 @@ log = logging.getLogger("pinguard.registry")
 
 MIN_RATE = 0.05  # requests per second: however often refused, one request every 20 s still goes
 _DECREASE = 0.5  # the rate is multiplied by this on a 429 without Retry-After
-_INCREASE = 0.05  # a success adds this share of the rate set at the last slow-down
+_INCREASE = 0.1  # a success adds this share of the rate set at the last slow-down
 # Turns are spaced a little wider than 1/rate: a request sent late (a thread woken late) must not
 # reach the registry's bucket early against the next one. Costs 2% of the pace, plus 5 ms a turn.
 _SPACING = 1.02
