@@ -144,6 +144,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     if not 0 < deadline < float("inf"):
         raise PinguardError("--timeout must be a number of seconds above 0")
     tag_rules, rates = TagRules(), parse_rates(args.rate)
+    mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
     if hasattr(args, "deadline"):  # an online command: its policy says which tags move and how fast to ask
         from pinguard.policy import load
 
@@ -154,7 +155,8 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         stderr=stderr,
         lockfile=args.lockfile,
         registry=RegistrySettings(
-            mirrors=parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS")),
+            mirrors=mirrors,
+            mirror_credentials=mirror_credentials,
             insecure=frozenset(args.insecure_registry),
             ca_file=args.ca_file,
             workers=args.jobs,

@@ -233,7 +233,7 @@ class Resolver:
         config = self._config(reference, body)
         os_name, arch = config.get("os"), config.get("architecture")
         if not isinstance(os_name, str) or not isinstance(arch, str):
-            return {}
+            raise RegistryError(f"{reference}: the image's config names no platform (os and architecture)")
         variant = config.get("variant")
         platform = Platform(os_name, arch, variant if isinstance(variant, str) and variant else None)
         if not any(wanted.matches(platform) for wanted in self._platforms):
@@ -244,7 +244,8 @@ class Resolver:
     def _config(self, reference: Reference, body: ManifestBody) -> dict[str, object]:
         descriptor = body.json().get("config")
         if not isinstance(descriptor, dict) or not isinstance(descriptor.get("digest"), str):
-            return {}
+            raise RegistryError(f"{reference}: {body.digest} is neither an image index nor an image manifest "
+                                f"(media type {body.media_type or 'unknown'})")
         blob = self._client.get_blob(reference.registry, reference.repository, descriptor["digest"])
         try:
             config = json.loads(blob)

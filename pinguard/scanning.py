@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,9 +66,14 @@ def scan_for_writing(paths: Sequence[str], stderr: TextIO) -> Scan | None:
 def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
     """Each file scanned, as soon as it is: callers that look at one file at a time keep none.
 
-    A file that cannot be read or parsed adds "path:line:column: message" to `errors`.
+    A file that cannot be read or parsed adds "path:line:column: message" to `errors`,
+    and so does a path named that does not exist or is not a file pinguard reads: a
+    typo in a CI gate must fail it, not pass it with nothing checked.
     """
-    for path in walk(paths, Path.cwd()):
+    named = [argument for argument in paths if _usable(argument, errors)]
+    if paths and not named:
+        return  # every path named was wrong: reading the current folder instead would hide it
+    for path in walk(named, Path.cwd()):
         if not sources.may_hold_images(path.name):
             continue
         try:
@@ -84,3 +90,14 @@ def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
         yield ScannedFile(file, kind, found)
+
+
+def _usable(argument: str, errors: list[str]) -> bool:
+    if not os.path.exists(argument):
+        errors.append(f"{argument}: no such file or folder")
+        return False
+    if not os.path.isdir(argument) and not sources.may_hold_images(os.path.basename(argument)):
+        errors.append(f"{argument}: not a file pinguard reads (YAML or JSON manifests, values, workflows; "
+                      "Dockerfiles and Containerfiles)")
+        return False
+    return True

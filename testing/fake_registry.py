@@ -63,7 +63,15 @@ class Redirect:
     status: int = 307
 
 
-Action = Response | Drop | Delay | Redirect
+@dataclass(frozen=True)
+class Drip:
+    """Send the headers of `then`, then its body a byte every `interval` seconds."""
+
+    then: Response
+    interval: float
+
+
+Action = Response | Drop | Delay | Redirect | Drip
 Handler = Callable[[Request], Action | None]  # None lets the routes after it answer
 Answer = Action | Sequence[Action] | Handler
 
@@ -164,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if isinstance(action, Redirect):
             action = Response(action.status, {"Location": action.location})
+        if isinstance(action, Drip):
+            self._drip(action)
+            return
         self.send_response(action.status)
         for name, value in action.headers.items():
             self.send_header(name, value)
@@ -172,6 +183,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(action.body)
+
+    def _drip(self, drip: Drip) -> None:
+        self.send_response(drip.then.status)
+        for name, value in drip.then.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(drip.then.body)))
+        self.end_headers()
+        for byte in drip.then.body:
+            self.wfile.write(bytes([byte]))
+            self.wfile.flush()
+            if self.server.fake.closed.wait(drip.interval):
+                break
+        self.close_connection = True
 
     do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 

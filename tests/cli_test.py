@@ -82,3 +82,12 @@ def test_the_pace_comes_from_the_flag_the_policy_or_ecr_publics_quota(
             "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1"]
     assert main(args, env={"HOME": str(tmp_path)}, stdout=io.StringIO(), stderr=err) == 2
     assert f"pinguard: public.ecr.aws: {pace}\n" in err.getvalue()
+
+
+def test_a_policy_nested_ten_thousand_deep_is_a_clear_error(tmp_path: Path) -> None:
+    policy = tmp_path / "deep.yaml"
+    policy.write_text("rules: " + "[" * 10000 + "]" * 10000 + "\n")
+    err = io.StringIO()
+    assert main(["check", "--policy", str(policy), str(tmp_path)], env={}, stdout=io.StringIO(), stderr=err) == 2
+    assert err.getvalue().startswith(f"pinguard: error: invalid policy {policy}: ")
+    assert "Traceback" not in err.getvalue()

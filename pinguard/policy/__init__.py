@@ -101,6 +101,10 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise PolicyError(f"invalid policy {path}: cannot read it: {exc.strerror}") from None
+    except RecursionError:
+        raise PolicyError(f"invalid policy {path}: nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"invalid policy {path}: not UTF-8 text (byte {exc.start} is invalid)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -108,6 +112,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     data = {} if data is None else data
     if not isinstance(data, dict):
         raise PolicyError(f"invalid policy {path}: expected a mapping with keys {', '.join(_KEYS)}")
+    _check_keys(path, "", data)
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
@@ -121,10 +126,21 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict)):
         if key in data and not isinstance(data[key], kind):
             raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
+        if kind is dict and isinstance(data.get(key), dict):
+            _check_keys(path, f"{key}.", data[key])
+    if not all(isinstance(pattern, str) for pattern in data.get("exclude") or []):
+        raise PolicyError(f"invalid policy {path}: exclude: expected a list of glob patterns")
     tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
                     "tags": tags, "rates": _rates(path, data.get("registries") or {})})
     return result
+
+
+def _check_keys(path: Path, where: str, mapping: dict[Any, Any]) -> None:
+    """Every key a string: YAML allows `1:` or `null:` as keys, which no setting is named."""
+    for key in mapping:
+        if not isinstance(key, str):
+            raise PolicyError(f"invalid policy {path}: {where}{key!r}: a key must be a name, not {type(key).__name__}")
 
 
 def _rules(path: Path, rules: dict[Any, Any]) -> dict[str, dict[str, Any]]:
@@ -137,6 +153,7 @@ def _rules(path: Path, rules: dict[Any, Any]) -> dict[str, dict[str, Any]]:
         conf = {"level": conf} if isinstance(conf, str) else conf
         if not isinstance(conf, dict):
             raise PolicyError(f"invalid policy {path}: rules.{rule}: expected a level or a mapping of options")
+        _check_keys(path, f"rules.{rule}.", conf)
         for option, value in conf.items():
             _check_option(path, rule, option, value)
         checked[rule] = conf
@@ -184,8 +201,6 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
 
 def _validated(merged: Mapping[str, Any]) -> Policy:
     rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
-    if not all(isinstance(p, str) for p in merged["exclude"]):
-        raise PolicyError("invalid policy: exclude: expected a list of glob patterns")
     return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]))
 
 

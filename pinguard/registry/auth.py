@@ -11,25 +11,28 @@ scope at a time.
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import requests
 
 from pinguard.errors import RegistryError
+from pinguard.registry.bodies import read_body
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.credentials import Credentials
-from pinguard.registry.settings import RegistrySettings
+from pinguard.registry.settings import TOKEN_LIMIT, RegistrySettings
 
 log = logging.getLogger("pinguard.registry")
 
 _DEFAULT_TOKEN_LIFETIME = 60.0  # the token spec's default when expires_in is absent
 _EXPIRY_MARGIN = 10.0
 _MAX_SCOPES = 50  # scopes asked for in one token request: keeps its URL short
+_MAX_TOKEN_REDIRECTS = 3
 
 
 @dataclass(frozen=True)
@@ -155,27 +158,20 @@ class Authenticator:
     def _fetch_token(self, scopes: list[str]) -> tuple[str, float]:
         assert self.challenge is not None
         realm, service = self.challenge.realm, self.challenge.service
-        netloc = urlsplit(realm).netloc
-        if not realm.startswith("https://") and not (
-            realm.startswith("http://") and self._settings.allows_plain_http(netloc)
-        ):
-            raise RegistryError(f"{self._registry}: refusing token realm {realm!r} (only https, or http on loopback)")
+        self._check_realm(realm)
         credentials = self._credentials()
         params: dict[str, str | list[str]] = {"service": service, "scope": scopes} if service else {"scope": scopes}
         scope = " ".join(scopes)
-        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
-        verify = self._settings.verify_tls(netloc)
         log.debug("token %s scope=%s (%s)", realm, scope, credentials.source if credentials else "anonymous")
         try:
             if credentials is not None and credentials.is_identity_token:
                 form = {**params, "grant_type": "refresh_token", "refresh_token": credentials.secret,
                         "client_id": "pinguard"}
-                response = self._exchange(realm, lambda: self._session.post(
-                    realm, data=form, timeout=timeout, verify=verify))
+                response = self._token_request("POST", realm, form=form, secret=True)
             else:
                 headers = {"Authorization": basic_header(credentials)} if credentials else {}
-                response = self._exchange(realm, lambda: self._session.get(
-                    realm, params=params, headers=headers, timeout=timeout, verify=verify, allow_redirects=False))
+                response = self._token_request("GET", realm, params=params, headers=headers,
+                                               secret=credentials is not None)
         except requests.RequestException as exc:
             raise RegistryError(f"{self._registry}: token request to {realm} failed: {type(exc).__name__}") from None
         if response.status_code in (401, 403):
@@ -186,6 +182,44 @@ class Authenticator:
         if response.status_code != 200:
             raise RegistryError(f"{self._registry}: token request to {realm} answered {response.status_code}")
         return _parse_token(response, self._registry)
+
+    def _check_realm(self, url: str) -> None:
+        plain_allowed = url.startswith("http://") and self._settings.allows_plain_http(urlsplit(url).netloc)
+        if not url.startswith("https://") and not plain_allowed:
+            raise RegistryError(f"{self._registry}: refusing token realm {url!r} (only https, or http on loopback)")
+
+    def _token_request(self, method: str, realm: str, *, secret: bool, form: Mapping[str, object] | None = None,
+                       params: Mapping[str, str | list[str]] | None = None,
+                       headers: Mapping[str, str] | None = None) -> requests.Response:
+        """The token endpoint's answer, its body capped; redirects followed by hand, and one that would
+        carry a secret (a password, a refresh token) to another host is refused."""
+        url = realm
+        for _ in range(_MAX_TOKEN_REDIRECTS + 1):
+            response = self._exchange(url, functools.partial(self._token_exchange, method, url, form, params, headers))
+            location = response.headers.get("Location")
+            if response.status_code not in (301, 302, 303, 307, 308) or not location:
+                return response
+            target = urljoin(url, location)
+            if secret and urlsplit(target).netloc != urlsplit(realm).netloc:
+                raise RegistryError(f"{self._registry}: the token endpoint {realm} redirected to another host "
+                                    f"({urlsplit(target).netloc}); refusing to send credentials there")
+            self._check_realm(target)
+            url, params = target, None  # the Location carries its own query
+            if response.status_code not in (307, 308):
+                method, form = "GET", None
+        raise RegistryError(f"{self._registry}: the token endpoint {realm} redirected more than "
+                            f"{_MAX_TOKEN_REDIRECTS} times")
+
+    def _token_exchange(self, method: str, url: str, form: Mapping[str, object] | None,
+                        params: Mapping[str, str | list[str]] | None,
+                        headers: Mapping[str, str] | None) -> requests.Response:
+        response = self._session.request(
+            method, url, data=form, params=params, headers=headers, allow_redirects=False, stream=True,
+            timeout=(self._settings.connect_timeout, self._settings.read_timeout),
+            verify=self._settings.verify_tls(urlsplit(url).netloc),
+        )
+        read_body(response, TOKEN_LIMIT, self._settings.read_timeout)
+        return response
 
 
 def _parse_token(response: requests.Response, registry: str) -> tuple[str, float]:

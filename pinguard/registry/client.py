@@ -160,6 +160,7 @@ class RegistryClient:
 
     def get_blob(self, registry: str, repository: str, digest: str) -> bytes:
         """A blob (a config, say) by digest, verified and cached like a manifest."""
+        _check_digest(registry, repository, digest)
         with self._once(digest):
             cached = self.cache.get(digest)
             if cached is not None:
@@ -206,8 +207,11 @@ class RegistryClient:
         raise RegistryError(f"{registry}/{repository}: more than {_MAX_TAG_PAGES} pages of tags")
 
     def _manifest_request(self, method: str, registry: str, repository: str, reference: str) -> requests.Response:
+        if ":" in reference:
+            _check_digest(registry, repository, reference)
         response = self._transport(registry).request(
-            method, f"/v2/{repository}/manifests/{reference}", scope=_pull(repository), headers={"Accept": ACCEPT}
+            method, f"/v2/{repository}/manifests/{reference}", scope=_pull(repository), headers={"Accept": ACCEPT},
+            limit=self.settings.max_manifest_bytes,
         )
         if response.status_code == 404 and method == "HEAD":
             # HEAD carries no error body: ask again with GET to say what is missing.
@@ -255,6 +259,12 @@ class RegistryClient:
         if header and header != actual:
             raise DigestMismatch(f"{where}: the registry claims digest {header} but the bytes hash to {actual}")
         return ManifestBody(data, actual, media_type_of(data, response.headers.get("Content-Type")))
+
+
+def _check_digest(registry: str, repository: str, digest: str) -> None:
+    """A digest from anywhere (a header, a manifest, the cache) names nothing until it is one."""
+    if not is_digest(digest):
+        raise RegistryError(f"{registry}/{repository}: {digest[:80]!r} is not a valid digest")
 
 
 def _pull(repository: str) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pinguard.errors import RegistryError
+from pinguard.reference import is_digest
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -109,14 +110,26 @@ class ManifestBody:
 
 
 def media_type_of(data: bytes, header: str | None) -> str:
-    """The media type a body declares, else the Content-Type it was served with."""
+    """What the body is: the media type it declares, else what its fields say, else its Content-Type.
+
+    A registry's Content-Type is only a claim about the body: an index served as an
+    image manifest must still be read, and checked for its platforms, as an index.
+    """
+    served = (header or "").split(";")[0].strip()
     try:
-        declared = json.loads(data).get("mediaType")
-    except (ValueError, UnicodeDecodeError, AttributeError):
-        declared = None
+        document = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return served
+    if not isinstance(document, dict):
+        return served
+    declared = document.get("mediaType")
     if isinstance(declared, str) and declared:
         return declared
-    return (header or "").split(";")[0].strip()
+    if isinstance(document.get("manifests"), list):
+        return served if served in INDEX_TYPES else OCI_INDEX
+    if isinstance(document.get("config"), dict):
+        return served if served in (OCI_MANIFEST, DOCKER_MANIFEST) else OCI_MANIFEST
+    return served
 
 
 def platforms_of(index: ManifestBody) -> dict[str, str]:
@@ -150,6 +163,8 @@ def _descriptor(entry: object, parent: str) -> Descriptor:
                 platform_json.get("variant") or None,
             )
         annotations = entry.get("annotations") or {}
+        if not is_digest(str(entry["digest"])):
+            raise RegistryError(f"index {parent} has an entry whose digest is not valid: {str(entry['digest'])[:80]!r}")
         return Descriptor(
             media_type=str(entry["mediaType"]),
             digest=str(entry["digest"]),

@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pinguard.errors import PinguardError
 from pinguard.registry.pacer import Quota
+
+# Bodies are read whole, so each kind has a size cap.
+MANIFEST_LIMIT = 4 * 1024 * 1024  # the OCI distribution spec's suggested maximum for manifests
+CONTENT_LIMIT = 16 * 1024 * 1024  # config blobs and pages of tags
+TOKEN_LIMIT = 256 * 1024  # a token answer is a few kilobytes
 
 ECR_PUBLIC = "public.ecr.aws"
 # Pulls per second per address, not adjustable (ECR Public service quotas); every request counts.
@@ -35,6 +41,8 @@ class RegistrySettings:
     env: Mapping[str, str] = field(default_factory=dict)
     rates: Mapping[str, float] = field(default_factory=dict)  # canonical registry -> requests per second
     timeout: float = 600.0  # the whole run's deadline, in seconds
+    max_manifest_bytes: int = MANIFEST_LIMIT
+    mirror_credentials: Mapping[str, tuple[str, str]] = field(default_factory=dict, repr=False)  # from URLs
 
     def quota(self, registry: str, identity: Callable[[], str]) -> Quota:
         """The rate `registry` is asked at: as configured, else ECR Public's published quota, else none.
@@ -93,16 +101,32 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def parse_mirrors(values: list[str], env_value: str | None) -> dict[str, str]:
-    """`REGISTRY=URL` pairs from --mirror flags and PINGUARD_MIRRORS (flags win)."""
+def parse_mirrors(values: list[str], env_value: str | None) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    """`REGISTRY=URL` pairs from --mirror flags and PINGUARD_MIRRORS (flags win).
+
+    A user name and password in a URL (`https://alice:secret@host`) are taken out of it:
+    they are that mirror's credentials, sent as Basic auth, and never printed.
+    """
     pairs = [item for item in (env_value or "").split(",") if item.strip()] + values
     mirrors: dict[str, str] = {}
+    credentials: dict[str, tuple[str, str]] = {}
     for pair in pairs:
         registry, sep, url = pair.strip().partition("=")
         if not sep or not registry or not url:
-            raise PinguardError(f"invalid mirror {pair!r}: expected REGISTRY=URL")
+            raise PinguardError(f"invalid mirror {_redacted(pair)!r}: expected REGISTRY=URL")
+        parts = urlsplit(url)
+        if "@" in parts.netloc:
+            userinfo, _, host = parts.netloc.rpartition("@")
+            user, _, password = userinfo.partition(":")
+            credentials[registry] = (unquote(user), unquote(password))
+            url = urlunsplit(parts._replace(netloc=host))
         mirrors[registry] = url
-    return mirrors
+    return mirrors, credentials
+
+
+def _redacted(text: str) -> str:
+    """`text` with anything between "://" and "@" hidden."""
+    return re.sub(r"(://)[^/@]*@", r"\1***@", text)
 
 
 def parse_rates(values: list[str]) -> dict[str, float]:

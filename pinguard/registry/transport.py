@@ -16,17 +16,17 @@ from requests.adapters import HTTPAdapter
 from pinguard import __version__
 from pinguard.errors import RegistryError
 from pinguard.registry.auth import Authenticator, TokenCache
+from pinguard.registry.bodies import read_body
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.challenge import Challenge, parse_challenges
 from pinguard.registry.credentials import Credentials
 from pinguard.registry.pacer import Deadline, Pacer, retry_after
-from pinguard.registry.settings import RegistrySettings
+from pinguard.registry.settings import CONTENT_LIMIT, RegistrySettings
 
 log = logging.getLogger("pinguard.registry")
 
 _RETRY_STATUSES = frozenset({500, 502, 503, 504})  # 429 is the pacer's: a wait, not a failed attempt
 _MAX_REDIRECTS = 5
-_MAX_BODY = 16 * 1024 * 1024  # manifests are kilobytes; refuse to buffer anything absurd
 _USER_AGENT = f"pinguard/{__version__}"
 
 
@@ -58,17 +58,19 @@ class Transport:
         if settings.insecure:
             # The user named these hosts insecure; urllib3 would warn on every request to them.
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-        self._auth = Authenticator(registry, self._session, settings, tokens, lambda: credentials(self._netloc),
+        self._auth = Authenticator(registry, self._session, settings, tokens,
+                                   lambda: _mirror_credentials(settings, registry) or credentials(self._netloc),
                                    self.exchange)
         self.pacer = Pacer(registry, settings.quota(registry, self.identity), deadline,
                            settings.workers, sleep=sleep)
         log.debug("%s: %s", registry, self.pacer.describe())
         self._cache = cache
         self._auth.challenge = cache.challenge(self._base)
-        # Until the challenge is known, one request learns it while the others wait,
-        # instead of each collecting a 401 of its own.
+        # Until the challenge (and, for a registry that may speak plain HTTP, the scheme) is
+        # known, one request learns it while the others wait, instead of each failing alike.
         self._first = threading.Lock()
-        self._warm = self._auth.challenge is not None
+        self._scheme = threading.Lock()
+        self._warm = self._auth.challenge is not None and not self._may_downgrade
 
     def identity(self) -> str:
         """Who requests go out as, for messages: "anonymous" or where the credentials came from."""
@@ -82,13 +84,12 @@ class Transport:
         self._session.close()
 
     def request(self, method: str, path: str, *, scope: str, headers: Mapping[str, str] | None = None,
-                url: str | None = None) -> requests.Response:
-        """Send one request, authenticating and retrying as needed; the body is read in full."""
-        target = url or self._base + path
+                url: str | None = None, limit: int = CONTENT_LIMIT) -> requests.Response:
+        """Send one request, authenticating and retrying as needed; the body, at most `limit` bytes, is read."""
         if self._warm:
-            return self._request(method, target, scope, headers or {})
+            return self._request(method, url or self._base + path, scope, headers or {}, limit)
         with self._first:
-            response = self._request(method, target, scope, headers or {})
+            response = self._request(method, url or self._base + path, scope, headers or {}, limit)
             self._warm = True
             return response
 
@@ -96,7 +97,8 @@ class Transport:
         """`send()` paced when `url` is on the registry's own host: the quota is the host's."""
         return self.pacer.send(send) if urlsplit(url).netloc == self._netloc else send()
 
-    def _request(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
+    def _request(self, method: str, url: str, scope: str, headers: Mapping[str, str],
+                 limit: int) -> requests.Response:
         policy = self._settings.retry
         started: float | None = None  # the first failure: the retry budget counts from there
         reauthenticated = False
@@ -104,10 +106,10 @@ class Transport:
         while True:
             attempt += 1
             try:
-                response = self._send(method, url, scope, headers)
+                response = self._send(method, url, scope, headers, limit)
                 reason = f"{response.status_code} {response.reason}"
             except requests.exceptions.SSLError as exc:
-                if self._may_downgrade and "CERTIFICATE_VERIFY_FAILED" not in str(exc):
+                if self._may_downgrade and url.startswith("https://") and "CERTIFICATE_VERIFY_FAILED" not in str(exc):
                     url = self._downgrade(url)
                     attempt -= 1
                     continue
@@ -133,12 +135,14 @@ class Transport:
             self._sleep(delay)
 
     def _downgrade(self, url: str) -> str:
-        log.debug("%s does not speak TLS; using plain HTTP", self.registry)
-        self._may_downgrade = False
-        self._base = "http://" + self._base.removeprefix("https://")
+        """Plain HTTP from now on, decided once for every thread (a loopback registry named directly)."""
+        with self._scheme:
+            if self._base.startswith("https://"):
+                log.debug("%s does not speak TLS; using plain HTTP", self.registry)
+                self._base = "http://" + self._base.removeprefix("https://")
         return "http://" + url.removeprefix("https://")
 
-    def _send(self, method: str, url: str, scope: str, headers: Mapping[str, str]) -> requests.Response:
+    def _send(self, method: str, url: str, scope: str, headers: Mapping[str, str], limit: int) -> requests.Response:
         """One exchange, following redirects by hand so credentials never leave the registry's host."""
         auth = self._auth.header(scope)
         home = self._netloc  # a redirect or a next-page link elsewhere gets no credentials
@@ -149,7 +153,7 @@ class Transport:
                 sent["Authorization"] = auth
             url = self._check_scheme(url)
             begin = time.monotonic()
-            response = self.exchange(url, functools.partial(self._exchange_once, method, url, sent, netloc))
+            response = self.exchange(url, functools.partial(self._exchange_once, method, url, sent, netloc, limit))
             log.debug("%s %s -> %d (%.0f ms)", method, url, response.status_code, (time.monotonic() - begin) * 1000)
             if response.status_code not in (301, 302, 303, 307, 308) or "Location" not in response.headers:
                 return response
@@ -158,13 +162,14 @@ class Transport:
                 method = "GET"
         raise RegistryError(f"{url}: more than {_MAX_REDIRECTS} redirects")
 
-    def _exchange_once(self, method: str, url: str, headers: Mapping[str, str], netloc: str) -> requests.Response:
+    def _exchange_once(self, method: str, url: str, headers: Mapping[str, str], netloc: str,
+                       limit: int) -> requests.Response:
         response = self._session.request(
             method, url, headers=headers, allow_redirects=False, stream=True,
             timeout=(self._settings.connect_timeout, self._settings.read_timeout),
             verify=self._settings.verify_tls(netloc),
         )
-        _read_body(response)
+        read_body(response, limit, self._settings.read_timeout)
         return response
 
     def _check_scheme(self, url: str) -> str:
@@ -177,17 +182,10 @@ class Transport:
         return url
 
 
-def _read_body(response: requests.Response) -> None:
-    """Buffer the body (for GET) with a size cap, so a hostile registry cannot exhaust memory."""
-    chunks: list[bytes] = []
-    total = 0
-    for chunk in response.iter_content(65536):
-        total += len(chunk)
-        if total > _MAX_BODY:
-            response.close()
-            raise RegistryError(f"{response.url}: response larger than {_MAX_BODY} bytes")
-        chunks.append(chunk)
-    response._content = b"".join(chunks)
+def _mirror_credentials(settings: RegistrySettings, registry: str) -> Credentials | None:
+    """The credentials written into the URL of the mirror standing in for `registry`, if any."""
+    found = settings.mirror_credentials.get(registry)
+    return Credentials(found[0], found[1], "the mirror's URL") if found else None
 
 
 def _bearer_or_basic(header: str) -> Challenge | None:

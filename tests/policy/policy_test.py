@@ -59,6 +59,11 @@ def test_registry_rates_are_merged_later_files_winning(tmp_path: Path) -> None:
         ("registries:\n  public.ecr.aws: {rate: 0}\n", "registries.public.ecr.aws.rate: expected a number"),
         ("registries:\n  public.ecr.aws: {rate: fast}\n", "registries.public.ecr.aws.rate: expected a number"),
         ("registries:\n  public.ecr.aws: {rate: 1, burst: 2}\n", "expected a mapping with the one key `rate`"),
+        ("1: x\nrules: {}\n", "policy.yaml: 1: a key must be a name, not int"),
+        ("rules:\n  1: error\n  unpinned: error\n", "policy.yaml: rules.1: a key must be a name, not int"),
+        ("rules:\n  denied-tags: {1: x, level: error}\n", "rules.denied-tags.1: a key must be a name"),
+        ("exclude: [1]\n", "policy.yaml: exclude: expected a list of glob patterns"),
+        ("[" * 10000 + "]" * 10000 + "\n", "policy.yaml: "),
     ],
 )
 def test_invalid_policies_name_the_key(tmp_path: Path, text: str, message: str) -> None:
