@@ -140,6 +140,11 @@ def is_digest(text: str) -> bool:
     return _digest_problem(text, 0, len(text)) is None
 
 
+def is_tag(text: str) -> bool:
+    """Whether `text` is a valid tag."""
+    return _tag_problem(text, 0, len(text)) is None
+
+
 def validate_digest(text: str) -> str:
     """Return `text` if it is a valid digest, else raise InvalidReference."""
     problem = _digest_problem(text, 0, len(text))

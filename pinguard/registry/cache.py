@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pinguard.atomic import write_bytes
-from pinguard.reference import is_digest
+from pinguard.reference import is_digest, is_tag
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.manifest import digest_of, sha256_digest
 
@@ -88,7 +88,8 @@ class RegistryCache:
 
     def frozen_tag(self, name: str, moving: str, digest: str) -> str | None:
         data = _read(self._path("frozen-tags", _key(f"{name}:{moving}@{digest}")))
-        return data.decode("utf-8", "replace") if data else None
+        text = data.decode("utf-8", "replace") if data else None
+        return text if text and is_tag(text) else None  # it goes into the lock: a tag, or nothing
 
     def remember_frozen_tag(self, name: str, moving: str, digest: str, frozen: str) -> None:
         _write(self._path("frozen-tags", _key(f"{name}:{moving}@{digest}")), frozen.encode())

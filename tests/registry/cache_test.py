@@ -41,3 +41,16 @@ def test_frozen_tag_by_name_and_digest(tmp_path: Path) -> None:
     assert RegistryCache(tmp_path).frozen_tag("r/a", "v1.1", DIGEST) == "v1.1.2"
     assert RegistryCache(tmp_path).frozen_tag("r/a", "latest", DIGEST) is None
     assert RegistryCache(tmp_path).frozen_tag("r/b", "v1.1", DIGEST) is None
+
+
+def test_what_the_cache_holds_is_checked_before_use(tmp_path: Path) -> None:
+    cache = RegistryCache(tmp_path)
+    cache.remember_frozen_tag("r/a", "v1.1", DIGEST, "v1.1.2\n../../etc")
+    assert cache.frozen_tag("r/a", "v1.1", DIGEST) is None  # not a tag: never reaches the lock
+    cache.remember_tag_digest("r/a:v1", "sha256:../../x")
+    assert cache.tag_digest("r/a:v1") is None
+    outside = tmp_path.parent / "outside"
+    outside.write_bytes(b"keep")
+    cache.put("sha256:../../outside", b"other")
+    assert cache.get("sha256:../../outside") is None
+    assert outside.read_bytes() == b"keep"
