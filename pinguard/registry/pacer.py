@@ -39,7 +39,8 @@ MIN_RATE = 0.05  # requests per second: however often refused, one request every
 _DECREASE = 0.5  # the rate is multiplied by this on a 429 without Retry-After
 _INCREASE = 0.1  # a success adds this share of the rate set at the last slow-down
 # Turns are spaced a little wider than 1/rate: a request sent late (a thread woken late) must not
-# reach the registry's bucket early against the next one. Costs 2% of the pace, plus 5 ms a turn.
+# reach the registry's bucket early against the next one. Costs 2% of the pace, plus up to 5 ms a
+# turn (at most 5% of the interval, so that a high rate is not held back by it).
 _SPACING = 1.02
 _SPACING_SLACK = 0.005
 
@@ -130,7 +131,7 @@ class Pacer:
 
     def _interval(self) -> float:
         assert self._rate is not None
-        return _SPACING / self._rate + _SPACING_SLACK
+        return _SPACING / self._rate + min(_SPACING_SLACK, 0.05 / self._rate)
 
     def _succeeded(self) -> None:
         with self._lock:
