@@ -2,8 +2,20 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import re
+import secrets
 from pathlib import Path
+
+TOKEN = re.compile(r"[0-9a-f]{8}")  # what `new_token` makes: a journal naming any other temporary file is refused
+
+
+def new_token() -> str:
+    return secrets.token_hex(4)
+
+
+def temporary_path(path: Path, token: str) -> Path:
+    """Where `stage` writes the new bytes of `path` under `token`: `.NAME.TOKEN.tmp` beside it."""
+    return path.with_name(f".{path.name}.{token}.tmp")
 
 
 def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -16,18 +28,20 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
         raise
 
 
-def stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True) -> str:
+def stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True, token: str | None = None) -> str:
     """Write `data` to a temporary file beside `path`, ready to be renamed over it.
 
     The file is synced unless `sync` is false, for callers staging many files that
-    sync them all at once before renaming any.
+    sync them all at once before renaming any. A caller that must name the file before
+    it exists (a journal) passes `token`; the file is `temporary_path(path, token)`.
     """
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temporary = str(temporary_path(path, token or new_token()))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)  # never through a link
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -1,4 +1,8 @@
-"""Span edits, and writing many files so that either all change or none does."""
+"""Span edits, and writing many files so that either all change or none does.
+
+`commit` stages every new file, then renames them all; its journal (`pinguard/journal.py`)
+lets the next writing run finish or undo a commit that a killed run left midway.
+"""
 from __future__ import annotations
 
 import difflib
@@ -7,9 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinguard.atomic import stage
+from pinguard.atomic import new_token, stage
 from pinguard.errors import PinguardError
 from pinguard.files import TextFile
+from pinguard.journal import Entry, Journal, sha256_hex, sync_folders
 from pinguard.sources.base import Found
 
 
@@ -51,31 +56,63 @@ def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> No
     """Write every changed file, or none: new contents go to temporary files first, then all are renamed.
 
     A file that changed since it was read, or a symlink leading outside `roots`, stops
-    everything before anything is written.
+    everything before anything is written. A run killed midway leaves a journal (see the
+    module's docstring) that the next `recover` finishes or undoes.
     """
-    targets = [(_target(file.path, roots), file, text) for file, text in changes]
-    for target, file, _ in targets:
+    planned = {_target(file.path, roots): (file, text) for file, text in changes}  # a file reached twice is one
+    for target, (file, _) in planned.items():
         if target.read_bytes() != file.data:
             raise PinguardError(f"{file.path}: changed while pinguard was working; nothing was written")
-    staged: list[tuple[str, Path]] = []
-    many = len(targets) > 1
+    if not planned:
+        return
+    new = {target: file.encode(text) for target, (file, text) in planned.items()}
+    root = Path(os.path.commonpath([*(r.resolve() for r in roots), *(t.parent for t in new)]))
+    token = new_token()
+    entries = [Entry(t.relative_to(root), sha256_hex(planned[t][0].data), sha256_hex(data)) for t, data in new.items()]
+    journal = Journal.create(root)
     try:
-        for target, file, text in targets:
-            staged.append((stage(target, file.encode(text), sync=not many), target))
-    except OSError as exc:
+        staged = _stage(new, token, journal, entries)
+        _rename(staged, journal)
+    finally:
+        journal.close()
+
+
+def _stage(new: dict[Path, bytes], token: str, journal: Journal, entries: list[Entry]) -> list[tuple[str, Path]]:
+    """Journal the plan, then write and sync every temporary file; on any failure none is left, nor the journal."""
+    staged: list[tuple[str, Path]] = []
+    many = len(new) > 1
+    try:
+        journal.append({"journal": "pinguard", "version": 1, "token": token}, *(e.record(token) for e in entries))
+        sync_folders({journal.path.parent})  # the journal's name before any temporary file's
+        for target, data in new.items():
+            staged.append((stage(target, data, sync=not many, token=token), target))
+        if many:
+            os.sync()  # one flush for every staged file, before the journal lets any be renamed
+        journal.append({"renaming": len(new)})
+    except BaseException as exc:
         for temporary, _ in staged:
             Path(temporary).unlink(missing_ok=True)
-        raise PinguardError(f"cannot write {exc.filename or 'a file'}: {exc.strerror}; nothing was written") from None
-    if many:
-        os.sync()  # one flush for every staged file, before any rename makes one visible
+        journal.remove()
+        if isinstance(exc, OSError):
+            what = exc.filename or "a file"
+            raise PinguardError(f"cannot write {what}: {exc.strerror}; nothing was written") from None
+        raise
+    return staged
+
+
+def _rename(staged: list[tuple[str, Path]], journal: Journal) -> None:
+    """Rename every temporary file over its target. Interrupted (Ctrl-C), the journal stays for `recover`."""
     for done, (temporary, target) in enumerate(staged):
         try:
             os.replace(temporary, target)
         except OSError as exc:  # renames within a folder do not fail short of a vanished folder
             for left, _ in staged[done:]:
                 Path(left).unlink(missing_ok=True)
+            journal.remove()
             written = ", ".join(str(t) for _, t in staged[:done]) or "none"
             raise PinguardError(f"cannot replace {target}: {exc.strerror}; already written: {written}") from None
+    sync_folders({target.parent for _, target in staged})  # the renames, before the journal that would redo them
+    journal.remove()
 
 
 def _target(path: Path, roots: Sequence[Path]) -> Path:

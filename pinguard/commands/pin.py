@@ -2,11 +2,13 @@
 
 Offline: digests come from the lockfile only (`--resolve` locks what is missing
 first). Only the characters of each reference change; every file is written
-atomically, and if any cannot be, none is.
+atomically, and if any cannot be, none is. A run killed midway is finished or undone by the
+next `pin` or `update` (see `pinguard.rewrite`).
 """
 from __future__ import annotations
 
 from pinguard import lockfile
+from pinguard.journal import recover
 from pinguard.lockfile import Lock, locked_key
 from pinguard.options import Options
 from pinguard.rewrite import Edit, apply, commit, pin_edit, tree_roots, unified_diff
@@ -15,6 +17,8 @@ from pinguard.sources.base import Found
 
 
 def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
+    if not dry_run:
+        recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
     result = scan_for_writing(paths, options.stderr)
     if result is None:
         return 2

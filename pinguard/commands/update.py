@@ -12,6 +12,7 @@ from pinguard.commands.pin import plan
 from pinguard.commands.verify import Status, check_with_progress, deadline_lines, read_lock
 from pinguard.errors import DeadlinePassed
 from pinguard.files import TextFile, UnreadableFile
+from pinguard.journal import recover
 from pinguard.lockfile import Lock, LockEntry, LockfileError, locked_key
 from pinguard.online import open_client
 from pinguard.options import Options
@@ -21,6 +22,8 @@ from pinguard.scanning import Scan, ScannedFile, scan_for_writing
 
 
 def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: str = "text") -> int:
+    if not dry_run:
+        recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
     result = scan_for_writing(paths, options.stderr)
     if result is None:
         return 2

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import io
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -85,3 +88,74 @@ def test_files_named_one_by_one_do_not_judge_the_whole_lockfile(tree: Path) -> N
 def test_a_report_that_cannot_be_written_is_an_error_not_a_traceback(tree: Path) -> None:
     status, _, err = _run("--output", "missing/report.json")
     assert status == 2 and "missing/report.json: cannot write the report" in err and "Traceback" not in err
+
+
+def test_output_replaces_a_regular_file_in_one_rename(tree: Path) -> None:
+    (tree / "report.json").write_text("old report\n")
+    (tree / "report.json").chmod(0o640)
+    before = (tree / "report.json").stat().st_ino
+    assert _run("--format", "json", "--output", "report.json")[:2] == (1, "")
+    assert '"rule": "unpinned"' in (tree / "report.json").read_text()
+    assert (tree / "report.json").stat().st_ino != before and (tree / "report.json").stat().st_mode & 0o777 == 0o640
+    assert not list(tree.glob(".*.tmp"))
+
+
+def test_output_through_a_symlink_replaces_the_file_it_leads_to(tree: Path) -> None:
+    (tree / "reports").mkdir()
+    (tree / "reports" / "last.json").write_text("old report\n")
+    (tree / "report.json").symlink_to("reports/last.json")
+    assert _run("--format", "json", "--output", "report.json")[:2] == (1, "")
+    assert (tree / "report.json").is_symlink() and os.readlink(tree / "report.json") == "reports/last.json"
+    assert '"rule": "unpinned"' in (tree / "reports" / "last.json").read_text()
+
+
+def test_output_through_a_dangling_symlink_creates_the_file_it_names(tree: Path) -> None:
+    (tree / "report.txt").symlink_to("new.txt")  # not .json: check would read the dangling link as an input
+    assert _run("--format", "json", "--output", "report.txt")[:2] == (1, "")
+    assert (tree / "report.txt").is_symlink() and '"rule": "unpinned"' in (tree / "new.txt").read_text()
+
+
+def test_output_to_a_fifo_is_written_through(tree: Path) -> None:
+    os.mkfifo(tree / "pipe")
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append((tree / "pipe").read_bytes()))
+    reader.start()
+    status, out, _ = _run("--format", "json", "--output", "pipe")
+    reader.join(timeout=10)
+    assert (status, out) == (1, "") and stat.S_ISFIFO((tree / "pipe").lstat().st_mode)
+    assert b'"rule": "unpinned"' in received[0]
+
+
+@pytest.fixture
+def no_rename(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device must never be renamed over: run as root, a failing test would break it for everyone."""
+    from pinguard.commands import check
+
+    def refuse(path: Path, data: bytes) -> None:
+        raise AssertionError(f"would replace {path}")
+
+    monkeypatch.setattr(check, "write_bytes", refuse)
+
+
+@pytest.mark.usefixtures("no_rename")
+def test_output_to_a_device_is_written_through(tree: Path) -> None:
+    assert _run("--output", "/dev/null")[:2] == (1, "")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.usefixtures("no_rename")
+def test_output_to_dev_stdout_reaches_stdout(tree: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = _run("--output", "/dev/stdout")  # the process's own stdout (a pipe or file pytest holds)
+    assert (status, out) == (1, "") and capfd.readouterr().out.startswith("pod.yaml:5:12: error:")
+
+
+def test_output_dash_is_stdout(tree: Path) -> None:
+    status, out, _ = _run("--output", "-")
+    assert status == 1 and out.startswith("pod.yaml:5:12: error:") and not (tree / "-").exists()
+
+
+def test_output_to_a_folder_is_refused(tree: Path) -> None:
+    (tree / "reports").mkdir()
+    status, out, err = _run("--output", "reports")
+    assert (status, out) == (2, "") and err == "pinguard: error: reports: is a folder; --output takes a file name\n"
+    assert list((tree / "reports").iterdir()) == []

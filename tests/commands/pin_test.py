@@ -2,15 +2,20 @@
 from __future__ import annotations
 
 import io
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.journal import JOURNAL
 from pinguard.scanning import scan
-from testing.lockdata import lock_for
+from testing.lockdata import lock_for, locked_test_digest
 
 TESTDATA = Path(__file__).parent.parent / "testdata" / "pin"
 INPUTS = sorted(p for p in TESTDATA.rglob("*") if p.is_file() and ".golden" not in p.name)
@@ -82,11 +87,12 @@ def test_a_file_that_cannot_be_written_leaves_every_file_unchanged(tree: Path,
     real_stage = rewrite.stage
     staged: list[Path] = []
 
-    def failing_stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True) -> str:
+    def failing_stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True,
+                      token: str | None = None) -> str:
         if staged:
             raise OSError(28, "No space left on device", str(path))
         staged.append(path)
-        return real_stage(path, data, mode=mode, sync=sync)
+        return real_stage(path, data, mode=mode, sync=sync, token=token)
 
     monkeypatch.setattr(rewrite, "stage", failing_stage)
     before = _snapshot(tree)
@@ -123,3 +129,63 @@ def test_symlink_out_of_the_tree_is_refused(tree: Path, tmp_path: Path) -> None:
     status, _, err = _run(["pin"])
     assert status == 2 and "a symlink to" in err and "outside the tree" in err
     assert outside.read_text() == POD and _snapshot(tree) == before
+
+
+# A child runs `pinguard pin` and SIGKILLs itself at the `when`-th call of one step of the commit; the next
+# `pin` must leave every file pinned and nothing of pinguard's behind, and say what it repaired.
+_DIE_AT = """
+import os, signal, sys
+from pinguard import rewrite
+from pinguard.cli import main
+
+owner = {"rewrite": rewrite, "os": os, "journal": rewrite.Journal}[sys.argv[1]]
+name, when = sys.argv[2], int(sys.argv[3])
+real, calls = getattr(owner, name), []
+
+def dying(*args, **kwargs):
+    calls.append(name)
+    if len(calls) == when:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args, **kwargs)
+
+setattr(owner, name, dying)
+sys.exit(main(["pin"]))
+"""
+FILES = ("a.yaml", "b.yaml", "deploy/c.yaml", "deploy/d.yaml", "deploy/jobs/e.yaml")
+UNDONE = "pinguard: undid an interrupted write in {root}: removed {count} temporary file{s}; no file had been changed\n"
+FINISHED = ("pinguard: finished an interrupted write in {root}: {count} of 5 files were already renamed; "
+            "renamed the rest\n")
+
+
+@pytest.mark.parametrize(("step", "message", "count"), [
+    (("journal", "append", 1), UNDONE, 0),  # the journal created, nothing in it yet
+    (("rewrite", "stage", 1), UNDONE, 0),  # the plan journalled, no temporary file yet
+    (("rewrite", "stage", 4), UNDONE, 3),
+    (("os", "sync", 1), UNDONE, 5),  # every temporary file written, not yet flushed
+    (("journal", "append", 2), UNDONE, 5),  # flushed, renaming not yet journalled
+    (("os", "replace", 1), FINISHED, 0),
+    (("os", "replace", 4), FINISHED, 3),
+    (("rewrite", "sync_folders", 2), FINISHED, 5),  # every file renamed, the journal not yet removed
+], ids=["empty-journal", "planned", "3-staged", "all-staged", "synced", "renaming", "3-renamed", "all-renamed"])
+def test_a_pin_killed_at_any_step_is_repaired_by_the_next(step: tuple[str, str, int], message: str, count: int,
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = (tmp_path / "tree").resolve()
+    for name in FILES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(POD)
+    monkeypatch.chdir(root)
+    lockfile.write(root / "pinguard.lock", lock_for(scan(["."]).found))
+    pinned = POD.replace("nginx:1.25", "nginx:1.25@" + locked_test_digest("docker.io/library/nginx", "1.25"))
+
+    child = subprocess.run([sys.executable, "-c", _DIE_AT, *map(str, step)], cwd=root, capture_output=True,
+                           env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}, check=False)
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    assert (root / JOURNAL).exists()
+    assert len(list(root.rglob(".*.tmp"))) == (count if message is UNDONE else len(FILES) - count)
+
+    status, out, err = _run(["pin"])
+    assert status == 0
+    assert err == message.format(root=root, count=count, s="" if count == 1 else "s")
+    assert out == ("pinned 5 files\n" if message is UNDONE else "")  # undone, this run pins; finished, nothing left
+    assert {name: (root / name).read_text() for name in FILES} == dict.fromkeys(FILES, pinned)
+    assert list(root.rglob(".*")) == []

@@ -1,0 +1,329 @@
+"""`commit` writes many files all or none, and `recover` repairs what a killed commit left.
+
+Kills at each step of a real run are in tests/commands/pin_test.py; here the journal is
+driven directly: interrupted renames, torn and hostile journals, a journal still in use.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pinguard import atomic, journal, lockfile, rewrite
+from pinguard.atomic import temporary_path
+from pinguard.cli import main
+from pinguard.errors import PinguardError
+from pinguard.files import TextFile
+from pinguard.journal import JOURNAL, recover
+from pinguard.rewrite import commit
+from pinguard.scanning import scan
+from testing.lockdata import lock_for
+
+NAMES = ("a/one.yaml", "a/two.yaml", "b/three.yaml")
+TOKEN = "0123abcd"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = (tmp_path / "tree").resolve()
+    for name in NAMES:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"old {name}\n")
+        (root / name).chmod(0o640)
+    return root
+
+
+def _changes(root: Path) -> list[tuple[TextFile, str]]:
+    return [(TextFile.read(root / name), f"new {name}\n") for name in NAMES]
+
+
+def _contents(root: Path) -> dict[str, str]:
+    return {name: (root / name).read_text() for name in NAMES}
+
+
+def _leftovers(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob(".*") if p.is_file())
+
+
+def _recover(*roots: Path) -> str:
+    err = io.StringIO()
+    recover(list(roots), err)
+    return err.getvalue()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _record(target: str, token: str = TOKEN) -> dict[str, str]:
+    return {"target": target, "temporary": temporary_path(Path(target), token).as_posix(),
+            "old": _sha(f"old {target}\n"), "new": _sha(f"new {target}\n")}
+
+
+def _write_journal(root: Path, records: list[object], *, renaming: bool, tail: bytes = b"") -> None:
+    lines = [{"journal": "pinguard", "version": 1, "token": TOKEN}, *records]
+    if renaming:
+        lines.append({"renaming": len(records)})
+    (root / JOURNAL).write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines) + tail)
+
+
+def _stage_by_hand(root: Path, name: str, text: str | None = None) -> Path:
+    temporary = temporary_path(root / name, TOKEN)
+    temporary.write_text(f"new {name}\n" if text is None else text)
+    return temporary
+
+
+class Killed(BaseException):
+    """Stands for the process dying: like Ctrl-C, nothing in `commit` catches it."""
+
+
+def _die(*args: object) -> None:
+    raise Killed
+
+
+def test_commit_writes_every_file_keeps_modes_and_leaves_nothing_behind(tree: Path) -> None:
+    commit(_changes(tree), [tree])
+    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert all((tree / name).stat().st_mode & 0o777 == 0o640 for name in NAMES)
+    assert _leftovers(tree) == []
+
+
+@pytest.mark.parametrize("renamed", range(len(NAMES)))
+def test_a_run_dying_while_renaming_is_finished_by_the_next(tree: Path, renamed: int,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def dying_replace(source: str, destination: Path) -> None:
+        if len(calls) == renamed:
+            raise Killed
+        calls.append(source)
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", dying_replace)
+    with pytest.raises(Killed):
+        commit(_changes(tree), [tree])
+    monkeypatch.undo()
+    assert (tree / JOURNAL).exists() and len(_leftovers(tree)) == 1 + len(NAMES) - renamed
+    assert _recover(tree) == (f"pinguard: finished an interrupted write in {tree}: {renamed} of {len(NAMES)} files "
+                              "were already renamed; renamed the rest\n")
+    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert all((tree / name).stat().st_mode & 0o777 == 0o640 for name in NAMES)
+    assert _leftovers(tree) == []
+    assert _recover(tree) == ""  # done: nothing left to repair
+
+
+def test_an_interrupt_while_staging_leaves_every_file_old_and_nothing_behind(tree: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    real_stage = atomic.stage
+    staged: list[Path] = []
+
+    def interrupted_stage(path: Path, data: bytes, **kwargs: object) -> str:
+        if staged:
+            raise KeyboardInterrupt
+        staged.append(path)
+        return real_stage(path, data, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rewrite, "stage", interrupted_stage)
+    with pytest.raises(KeyboardInterrupt):
+        commit(_changes(tree), [tree])
+    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
+    assert _leftovers(tree) == []
+
+
+def test_a_rename_failing_midway_says_what_was_written_and_leaves_no_journal(tree: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    real_replace = os.replace
+    done: list[str] = []
+
+    def failing_replace(source: str, destination: Path) -> None:
+        if done:
+            raise OSError(2, "No such file or directory", source)
+        done.append(source)
+        real_replace(source, destination)
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(PinguardError, match=f"cannot replace {tree / NAMES[1]}: No such file or directory; "
+                                            f"already written: {tree / NAMES[0]}$"):
+        commit(_changes(tree), [tree])
+    assert _leftovers(tree) == []
+
+
+def test_a_file_reached_through_a_symlink_in_the_tree_is_written_once(tree: Path) -> None:
+    (tree / "link.yaml").symlink_to(tree / NAMES[0])
+    changes = [*_changes(tree), (TextFile.read(tree / "link.yaml"), f"new {NAMES[0]}\n")]
+    commit(changes, [tree])
+    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert (tree / "link.yaml").is_symlink() and _leftovers(tree) == []
+
+
+def test_the_journal_is_in_the_folder_holding_every_file_and_found_from_any_tree_below(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Path] = []
+    real_create = journal.Journal.create
+
+    def watched_create(root: Path) -> journal.Journal:
+        seen.append(root)
+        return real_create(root)
+
+    monkeypatch.setattr(journal.Journal, "create", watched_create)
+    monkeypatch.setattr(os, "replace", _die)
+    with pytest.raises(Killed):
+        commit(_changes(tree), [tree / "a", tree / "b"])
+    monkeypatch.undo()
+    assert seen == [tree]
+    assert _recover(tree / "b" / "deeper").startswith(f"pinguard: finished an interrupted write in {tree}: 0 of 3")
+    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+
+
+def test_a_journal_torn_while_being_written_is_undone(tree: Path) -> None:
+    _write_journal(tree, [_record(NAMES[0])], renaming=False, tail=b'{"target": "a/tw')
+    _stage_by_hand(tree, NAMES[0])
+    staging = _stage_by_hand(tree, NAMES[1], "half of it")  # its line was torn: not proven pinguard's
+    assert _recover(tree) == (f"pinguard: undid an interrupted write in {tree}: removed 1 temporary file; "
+                              "no file had been changed\n")
+    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
+    assert _leftovers(tree) == [str(staging.relative_to(tree))]
+
+
+def test_an_empty_journal_is_removed(tree: Path) -> None:
+    (tree / JOURNAL).write_bytes(b"")
+    assert "removed 0 temporary files" in _recover(tree)
+    assert _leftovers(tree) == []
+
+
+def test_files_changed_since_the_run_died_are_left_as_they_are(tree: Path) -> None:
+    _write_journal(tree, [_record(name) for name in NAMES], renaming=True)
+    for name in NAMES:
+        _stage_by_hand(tree, name)
+    (tree / NAMES[2]).write_text("edited by hand\n")
+    assert _recover(tree) == (f"pinguard: finished an interrupted write in {tree}: 0 of 3 files were already "
+                              "renamed; renamed the rest, except 1 changed since, left as they are\n")
+    assert _contents(tree) == {NAMES[0]: f"new {NAMES[0]}\n", NAMES[1]: f"new {NAMES[1]}\n",
+                               NAMES[2]: "edited by hand\n"}
+    assert _leftovers(tree) == []
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Iterator[Path]:
+    """A file outside the tree with a temporary file beside it, as a hostile journal would name them."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "x.yaml").write_text("old outside\n")
+    temporary_path(folder / "x.yaml", TOKEN).write_text("new outside\n")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    yield folder
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+@pytest.mark.parametrize("renaming", [True, False], ids=["forward", "back"])
+@pytest.mark.parametrize(("record", "reason"), [
+    ({**_record("../outside/x.yaml")}, "not a path inside the journal's folder"),
+    ({**_record("a/../../outside/x.yaml")}, "not a path inside the journal's folder"),
+    ({**_record("ABSOLUTE")}, "not a path inside the journal's folder"),
+    ({**_record(NAMES[0]), "temporary": "../outside/x.yaml"}, "names another temporary file"),
+    ({**_record(NAMES[0]), "temporary": "a/one.yaml"}, "names another temporary file"),
+    ({**_record(NAMES[0]), "old": "not a digest"}, "no SHA-256 digests"),
+    ({**_record("link/x.yaml")}, "through a symlink"),
+    ("a string", "not a path inside"),
+])
+def test_a_journal_naming_anything_outside_its_folder_is_refused_and_nothing_is_touched(
+        tree: Path, outside: Path, record: dict[str, str] | str, reason: str, renaming: bool) -> None:
+    if isinstance(record, dict) and record["target"] == "ABSOLUTE":
+        record = {**_record(str(outside / "x.yaml"))}
+    (tree / "link").symlink_to(outside)
+    _write_journal(tree, [_record(NAMES[0]), record], renaming=renaming)
+    staged = _stage_by_hand(tree, NAMES[0])
+    with pytest.raises(PinguardError, match=f"not a journal pinguard can act on \\(.*{reason}"):
+        _recover(tree)
+    assert staged.exists() and (tree / JOURNAL).exists()  # nothing done until a person looks
+    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
+
+
+@pytest.mark.parametrize("header", [
+    {"journal": "pinguard", "version": 1, "token": "../../etc"},
+    {"journal": "pinguard", "version": 2, "token": TOKEN},
+    {"journal": "other", "version": 1, "token": TOKEN},
+])
+def test_a_journal_with_a_foreign_header_is_refused(tree: Path, header: dict[str, object]) -> None:
+    (tree / JOURNAL).write_text(json.dumps(header) + "\n")
+    with pytest.raises(PinguardError, match="its first line is not a pinguard journal's"):
+        _recover(tree)
+
+
+def test_a_renaming_record_that_miscounts_is_refused(tree: Path) -> None:
+    _write_journal(tree, [_record(NAMES[0])], renaming=False, tail=b'{"renaming": 3}\n')
+    with pytest.raises(PinguardError, match="does not count its entries"):
+        _recover(tree)
+
+
+def test_a_journal_that_is_a_symlink_is_left_alone(tree: Path, tmp_path: Path) -> None:
+    _write_journal(tree, [_record(NAMES[0])], renaming=True)
+    (tree / JOURNAL).rename(tmp_path / "elsewhere")
+    (tree / JOURNAL).symlink_to(tmp_path / "elsewhere")
+    staged = _stage_by_hand(tree, NAMES[0])
+    assert _recover(tree) == f"pinguard: left {tree / JOURNAL} alone: a symlink, not a journal pinguard wrote\n"
+    assert staged.exists() and _contents(tree)[NAMES[0]] == f"old {NAMES[0]}\n"
+
+
+def test_a_journal_still_held_by_a_live_run_is_left_alone_and_blocks_a_second_commit(tree: Path) -> None:
+    _write_journal(tree, [_record(NAMES[0])], renaming=True)
+    staged = _stage_by_hand(tree, NAMES[0])
+    with open(tree / JOURNAL, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        assert _recover(tree) == ""
+        assert staged.exists() and (tree / JOURNAL).exists()
+        with pytest.raises(PinguardError, match=r"another pinguard is writing this tree.*; nothing was written$"):
+            commit(_changes(tree), [tree])
+    assert _contents(tree)[NAMES[1]] == f"old {NAMES[1]}\n"
+    assert "finished an interrupted write" in _recover(tree)  # the holder gone, it is a dead run's
+
+
+# fsyncs of a commit of files in two folders: 1 the journal's plan, 2 its folder, 3 the journal's last line
+@pytest.mark.parametrize("failing", [1, 3], ids=["plan", "renaming"])
+def test_a_journal_that_cannot_be_written_stops_everything(tree: Path, failing: int,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fsync = os.fsync
+    calls: list[int] = []
+
+    def full_disk(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == failing:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(PinguardError, match=f"cannot write {tree / JOURNAL}: No space left on device; nothing was"):
+        commit(_changes(tree), [tree])
+    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
+    assert _leftovers(tree) == []
+
+
+POD = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"
+
+
+def test_update_repairs_a_killed_run_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    work = (tmp_path / "work").resolve()
+    (work / "k8s").mkdir(parents=True)
+    for name in ("a.yaml", "b.yaml"):
+        (work / "k8s" / name).write_text(POD)
+    monkeypatch.chdir(work)
+    lockfile.write(work / "pinguard.lock", lock_for(scan(["k8s"]).found))
+    changes = [(TextFile.read(work / "k8s" / name), POD.replace("1.25", "1.25@sha256:" + "0" * 64))
+               for name in ("a.yaml", "b.yaml")]
+    changes.append((TextFile.read(work / "pinguard.lock"), (work / "pinguard.lock").read_text() + "\n"))
+    with monkeypatch.context() as patched, pytest.raises(Killed):
+        patched.setattr(os, "replace", _die)
+        commit(changes, [work / "k8s"])  # the lockfile is outside k8s: the journal is in `work`
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["update", "k8s"], env={}, stdout=out, stderr=err) == 0
+    assert err.getvalue() == (f"pinguard: finished an interrupted write in {work}: 0 of 3 files were already "
+                              "renamed; renamed the rest\n")
+    assert "@sha256:" + "0" * 64 in (work / "k8s" / "b.yaml").read_text()
+    assert _leftovers(work) == [".pinguard.lock.lck"]
