@@ -12,6 +12,7 @@ from typing import TextIO
 from pinguard import sources
 from pinguard.files import TextFile, UnreadableFile, walk
 from pinguard.sources.base import Found, SourceError
+from pinguard.sources.yamlnodes import compose
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ def quiet_collector() -> Iterator[None]:
     try:
         yield
     finally:
+        compose.cache_clear()  # the last file's nodes: the collector would trace them all again
         if collecting:
             gc.enable()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -69,17 +70,28 @@ def is_templated(value: str) -> bool:
 
 
 def mapping_get(node: Node, key: str) -> Node | None:
-    """The value of `key`, its own or merged in with `<<: *anchor` (own keys win, as YAML says)."""
-    if not isinstance(node, MappingNode):
-        return None
-    merged: list[Node] = []
-    for k, v in node.value:
-        if isinstance(k, ScalarNode) and k.value == key:
-            found: Node = v
-            return found
-        if isinstance(k, ScalarNode) and k.tag == _MERGE:
-            merged.extend(v.value if isinstance(v, SequenceNode) else [v])
-    return next((value for value in (mapping_get(m, key) for m in merged) if value is not None), None)
+    """The value of `key`, its own or merged in with `<<: *anchor` (own keys win, then earlier merges, as YAML says).
+
+    Merged mappings are searched depth first, each once: one mapping merged again and
+    again through aliases (a merge-key bomb) would otherwise be searched once per path
+    to it, a number that grows exponentially with the nesting.
+    """
+    seen: set[int] = set()
+    stack: list[Node] = [node]
+    while stack:
+        mapping = stack.pop()
+        if not isinstance(mapping, MappingNode) or id(mapping) in seen:
+            continue
+        seen.add(id(mapping))
+        merged: list[Node] = []
+        for k, v in mapping.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                found: Node = v
+                return found
+            if isinstance(k, ScalarNode) and k.tag == _MERGE:
+                merged.extend(v.value if isinstance(v, SequenceNode) else [v])
+        stack.extend(reversed(merged))  # the first merged mapping is searched first
+    return None
 
 
 def scalar_text(node: Node | None) -> str | None:
@@ -142,10 +154,46 @@ class Located:
     source: str
 
     def span(self, start: int, end: int) -> Span:
-        # Counting line breaks per reference beats a line table: files hold few references.
-        brk = line_break(self.text)[-1]
-        line_start = self.text.rfind(brk, 0, start) + 1
-        return Span(start, end, self.text.count(brk, 0, start) + 1, start - line_start + 1)
+        line, column = self._lines.position(start)
+        return Span(start, end, line, column)
+
+    @functools.cached_property
+    def _lines(self) -> _Lines:
+        return _Lines(self.text)
+
+
+class _Lines:
+    """1-based line and column of offsets into one text, lines ending at its line break character.
+
+    Most files hold a few references: counting the breaks before each is cheapest. A
+    file with many would pay for a count per reference, quadratic in its size, so once
+    the counting has read the text a few times over, a table of line starts takes over.
+    """
+
+    _PASSES = 4  # building the table costs about four counts of the whole text
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.brk = line_break(text)[-1]  # "\n" for LF and CRLF, "\r" for lone CR
+        self.budget = self._PASSES * len(text)
+        self.starts: list[int] | None = None
+
+    def position(self, index: int) -> tuple[int, int]:
+        if self.starts is None and index <= self.budget:
+            self.budget -= index
+            line_start = self.text.rfind(self.brk, 0, index) + 1
+            return self.text.count(self.brk, 0, index) + 1, index - line_start + 1
+        if self.starts is None:
+            self.starts = _line_starts(self.text, self.brk)
+        row = bisect.bisect_right(self.starts, index) - 1
+        return row + 1, index - self.starts[row] + 1
+
+
+def _line_starts(text: str, brk: str) -> list[int]:
+    """Where each line starts: 0, then one past every `brk`."""
+    starts = list(itertools.accumulate(map((1).__add__, map(len, text.split(brk))), initial=0))
+    starts.pop()  # one past the end of the text: no line starts there
+    return starts
 
 
 def line_break(text: str) -> str:

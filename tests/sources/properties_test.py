@@ -312,6 +312,11 @@ def _write_sequence(out: Lines, sequence: Sequence, indent: int) -> None:
             out.lines[first] = pad + "- " + out.lines[first][indent + 2:]
 
 
+def _merge_value(aliases: list[str]) -> str:
+    """The value of a merge key: one alias alone, or a list of them."""
+    return aliases[0] if len(aliases) == 1 else "[" + ", ".join(aliases) + "]"
+
+
 @dataclass(frozen=True)
 class Manifest:
     data: bytes
@@ -324,8 +329,27 @@ def manifests(draw: st.DrawFn) -> Manifest:
     for number in range(draw(st.integers(1, 3))):
         if number or draw(st.booleans()):
             out.add("---" + draw(st.sampled_from(["", "  # next"])))
-        out.add("apiVersion: v1")
-        out.add("kind: " + draw(st.sampled_from(["Pod", "RayCluster", "Deployment", "JobSet"])))
+        kind = draw(st.sampled_from(["Pod", "RayCluster", "Deployment", "JobSet"]))
+        merged: list[str] = []  # what the document merges with `<<:`: its header, mappings merging one another
+        if draw(st.booleans()):
+            out.add(f"header: &header{number} {{apiVersion: v1, kind: {kind}}}")
+            merged.append(f"*header{number}")
+        else:
+            out.add("apiVersion: v1")
+            out.add("kind: " + kind)
+        bases = draw(st.integers(0, 3))
+        if bases:
+            out.add("bases:")
+        for index in range(bases):
+            out.add(f"  b{index}: &base{number}_{index}")
+            earlier = draw(st.lists(st.integers(0, index - 1), max_size=3)) if index else []
+            if earlier:
+                out.add("    <<: " + _merge_value([f"*base{number}_{e}" for e in earlier]))
+            _write_mapping(out, draw(mappings(0)), 4)
+        picked = draw(st.lists(st.integers(0, bases - 1), max_size=3)) if bases else []
+        merged += [f"*base{number}_{index}" for index in picked]
+        if merged:
+            out.add("<<: " + _merge_value(merged))
         shared = draw(st.none() | mappings(1))  # a mapping anchored once and aliased later
         if shared is not None:
             out.add("shared: &shared" + str(number))
@@ -371,6 +395,76 @@ def test_an_aliased_image_is_reported_once(tmp_path_factory: pytest.TempPathFact
         Path("pod.yaml").write_text("apiVersion: v1\nkind: Pod\na:\n  image: &img nginx:1.25\nb:\n  image: *img\n")
         found = scan(["."]).found
     assert [(f.line, f.column, f.value) for f in found] == [(4, 15, "nginx:1.25")]
+
+
+# Compose services that take their image through merge keys; the oracle resolves the merges on the model.
+
+Written = tuple[int, int, str]  # where an image value is written: 1-based line and column, the value
+
+
+def _resolved(own: Written | None, merges: tuple[int, ...], bases: list[tuple[Written | None, tuple[int, ...]]]
+              ) -> Written | None:
+    """The image a mapping has, as the merge key's spec says: its own, else the first merged mapping's."""
+    if own is not None:
+        return own
+    for index in merges:
+        found = _resolved(*bases[index], bases)
+        if found is not None:
+            return found
+    return None
+
+
+def _write_part(draw: st.DrawFn, out: Lines, earlier: int, indent: int) -> tuple[Written | None, tuple[int, ...]]:
+    """A base or service merging some of the `earlier` bases: where its own image is written, what it merges."""
+    pad = " " * indent
+    merges = tuple(draw(st.lists(st.integers(0, earlier - 1), max_size=3))) if earlier else ()
+    merge_line = pad + "<<: " + _merge_value([f"*base{index}" for index in merges])
+    merge_first = draw(st.booleans())  # own keys win wherever the merge key is written
+    if merges and merge_first:
+        out.add(merge_line)
+    out.add(pad + "restart: always")
+    own = None
+    image = draw(st.none() | images)
+    if image is not None:
+        prefix = pad + "image: "
+        out.add(prefix + out.image_text(image, len(prefix)) + _comment(image.comment))
+        own = out.images[-1]
+    if merges and not merge_first:
+        out.add(merge_line)
+    return own, merges
+
+
+@st.composite
+def compose_files(draw: st.DrawFn) -> Manifest:
+    out = Lines()
+    bases: list[tuple[Written | None, tuple[int, ...]]] = []
+    for index in range(draw(st.integers(0, 5))):
+        out.add(f"x-base{index}: &base{index}")
+        bases.append(_write_part(draw, out, index, 2))
+    out.add("services:")
+    resolved: set[Written] = set()
+    for index in range(draw(st.integers(1, 4))):
+        if draw(st.booleans()) and bases:  # the service is a base itself
+            aliased = draw(st.integers(0, len(bases) - 1))
+            out.add(f"  s{index}: *base{aliased}")
+            image = _resolved(*bases[aliased], bases)
+        else:
+            out.add(f"  s{index}:")
+            image = _resolved(*_write_part(draw, out, len(bases), 4), bases)
+        if image is not None:
+            resolved.add(image)
+    text = "\n".join(out.lines) + "\n"
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return Manifest((BOM if draw(st.booleans()) else b"") + text.encode("utf-8"), resolved)
+
+
+@SETTINGS
+@given(compose_file=compose_files())
+def test_compose_services_pin_the_image_their_merges_resolve_to(tmp_path_factory: pytest.TempPathFactory,
+                                                                compose_file: Manifest) -> None:
+    with _folder(tmp_path_factory):
+        _pin_and_check("compose.yaml", compose_file.data, compose_file.images)
 
 
 # Dockerfiles.

@@ -1,0 +1,143 @@
+"""What the YAML kinds share: merge keys followed once per mapping, line and column of every offset."""
+from __future__ import annotations
+
+import io
+import random
+from contextlib import chdir
+from pathlib import Path
+
+import pytest
+
+from pinguard import lockfile, sources
+from pinguard.cli import main
+from pinguard.scanning import scan
+from pinguard.sources.yamlnodes import Located, compose, line_break, mapping_get, scalar_text
+from testing import lockdata
+
+
+def _bomb(levels: int, copies: int) -> list[str]:
+    """Anchors `b0`..`b<levels>`, each merging the one before `copies` times: copies**levels paths reach `b0`."""
+    lines = ["bases:", "  b0: &b0 {port: 80}"]
+    for level in range(1, levels + 1):
+        aliases = ", ".join([f"*b{level - 1}"] * copies)
+        lines.append(f"  b{level}: &b{level} {{<<: [{aliases}], l{level}: {level}}}")
+    return lines
+
+
+# 6**16 paths: searched once per path, as merge keys once were, a lookup would never end.
+BOMB = _bomb(16, 6)
+
+
+def test_a_merge_key_bomb_is_searched_once_per_mapping() -> None:
+    (document,) = compose("\n".join([*BOMB, "top:", "  <<: [*b16, {image: nginx:1.25}]", ""]))
+    top = mapping_get(document, "top")
+    assert top is not None
+    assert mapping_get(top, "missing") is None
+    assert scalar_text(mapping_get(top, "image")) == "nginx:1.25"  # after every path through the bomb
+    assert scalar_text(mapping_get(top, "port")) == "80"
+    assert scalar_text(mapping_get(top, "l16")) == "16"
+
+
+# Which value a key has where merges nest, as the merge key's spec says.
+MERGES = [
+    # document                                                               key  value
+    ("a: &a {k: 1}\nm: {<<: *a, k: 2}\n",                                    "k", "2"),  # own keys win
+    ("a: &a {k: 1}\nm: {k: 2, <<: *a}\n",                                    "k", "2"),  # wherever they are written
+    ("a: &a {k: 1}\nb: &b {k: 2}\nm: {<<: [*a, *b]}\n",                      "k", "1"),  # the first merged wins
+    ("d: &d {k: 1}\nb: &b {<<: *d}\nc: &c {k: 2}\nm: {<<: [*b, *c]}\n",      "k", "1"),  # depth first: *b holds *d's
+    ("d: &d {k: 1}\nb: &b {<<: *d, k: 3}\nc: &c {k: 2}\nm: {<<: [*b, *c]}\n", "k", "3"),  # PyYAML 6.0.4 says 1
+    ("a: &a {j: 1}\nm: {<<: [*a, *a]}\n",                                    "k", None),
+    ("m: {<<: [{k: 1}]}\n",                                                  "k", "1"),
+    ("m: {<<: [x, {k: 1}]}\n",                                               "k", "1"),  # a merged scalar holds nothing
+]
+
+
+@pytest.mark.parametrize(("text", "key", "value"), MERGES)
+def test_merged_values_are_the_ones_yaml_gives(text: str, key: str, value: str | None) -> None:
+    (document,) = compose(text)
+    merged = mapping_get(document, "m")
+    assert merged is not None
+    assert scalar_text(mapping_get(merged, key)) == value
+
+
+def test_a_mapping_merged_into_itself_ends() -> None:
+    (document,) = compose("a: &a\n  <<: *a\n  x: 1\nm:\n  <<: *a\n")
+    merged = mapping_get(document, "m")
+    assert merged is not None
+    assert mapping_get(merged, "image") is None
+    assert scalar_text(mapping_get(merged, "x")) == "1"
+
+
+KINDS = [  # lines after the bomb, holding nginx:1.25 once, reached through it; where its value is written in them
+    ("kubernetes", ["<<: *b16", "spec:", "  containers:", "  - image: nginx:1.25"], (4, 12, "nginx:1.25")),
+    ("compose", ["x-a: &a {image: nginx:1.25}", "services:", "  web:", "    <<: [*b16, *a]"], (1, 17, "nginx:1.25")),
+    ("helm", ["image:", "  <<: *b16", "  repository: nginx", "  tag: '1.25'"], (3, 15, "nginx")),
+]
+
+
+@pytest.mark.parametrize(("kind", "lines", "written"), KINDS)
+def test_a_merge_key_bomb_is_scanned(kind: str, lines: list[str], written: tuple[int, int, str]) -> None:
+    found = sources.find("x.yaml", "\n".join([*BOMB, *lines, ""]), kind)
+    line, column, value = written
+    assert [(f.line, f.column, f.value) for f in found] == [(len(BOMB) + line, column, value)]
+    assert [str(f.reference) for f in found] == ["docker.io/library/nginx:1.25"]
+
+
+def test_scan_pin_and_check_end_on_a_merge_key_bomb(tmp_path: Path) -> None:
+    text = "\n".join([*BOMB, "<<: *b16", "kind: Pod", "spec:", "  containers:", "  - image: nginx:1.25", ""])
+    with chdir(tmp_path):
+        Path("pod.yaml").write_text(text)
+        lockfile.write(Path("pinguard.lock"), lockdata.lock_for(scan(["."]).found))
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["pin", "pod.yaml"], env={}, stdout=out, stderr=err) == 0, err.getvalue()
+        digest = lockdata.locked_test_digest("docker.io/library/nginx", "1.25")
+        assert Path("pod.yaml").read_text() == text.replace("nginx:1.25", f"nginx:1.25@{digest}")
+        assert main(["check", "pod.yaml"], env={}, stdout=out, stderr=err) == 0, out.getvalue() + err.getvalue()
+
+
+# Line and column: counted per offset while a file asks for few, from a table of line starts after.
+
+
+def _naive(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column of `index`, lines split at the file's line break character."""
+    before = text[:index].split(line_break(text)[-1])
+    return len(before), len(before[-1]) + 1
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_every_offset_gets_its_line_and_column_in_any_order(newline: str) -> None:
+    rows = random.Random(7)
+    text = newline.join("".join(rows.choice("ab é☕\t:") for _ in range(rows.randrange(12))) for _ in range(300))
+    offsets = list(range(len(text) + 1))
+    rows.shuffle(offsets)
+    where = Located(text, "x.yaml", "kubernetes")
+    spans = [where.span(i, i) for i in offsets]
+    assert [(span.line, span.column) for span in spans] == [_naive(text, i) for i in offsets]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_thousands_of_references_in_one_file_are_each_where_written(newline: str) -> None:
+    lines = ["apiVersion: v1", "kind: List", "items:"]
+    expected: list[tuple[int, int, str]] = []
+    for n in range(2000):
+        pad = "é" * (n % 5)  # columns count characters, not bytes
+        lines += [f"- metadata: {{name: pod-{n}, note: '{pad}'}}", "  spec:", "    containers:"]
+        value = f"ghcr.io/team/app-{n}:v{n % 13}"
+        lines.append(f"    - {{name: a{pad}, image: {value}}}" if n % 3 else f"    - image: '{value}'")
+        expected.append((len(lines), lines[-1].index(value) + 1, value))
+    text = newline.join(lines) + newline
+    found = sources.find("pods.yaml", text, "kubernetes")
+    assert [(f.line, f.column, f.value) for f in found] == expected
+    assert [(f.line, f.column) for f in found] == [_naive(text, f.span.start) for f in found]
+
+
+def test_thousands_of_references_in_a_template_are_each_where_written() -> None:
+    lines = ["{{- range .Values.pods }}"]
+    expected: list[tuple[int, int, str]] = []
+    for n in range(2000):
+        value = f"quay.io/team/app-{n}:{{{{ .Tag }}}}" if n % 4 == 0 else f"quay.io/team/app-{n}:v1"
+        lines += [f"- name: pod-{n}", f"  image: {value}"]
+        expected.append((len(lines), 10, value))
+    text = "\n".join(lines) + "\n"
+    found = sources.find("pods.yaml", text, "kubernetes")
+    assert [(f.line, f.column, f.value) for f in found] == expected
