@@ -12,9 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from testing.registry import REGISTRY_BINARY, RunningRegistry, start_registry
 from testing.seed import Seeded, seed_dlc
+
+# CI runs the same examples every time: a failure there can be replayed, never a fluke of the draw.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 # The stand-in registries answer for public.ecr.aws, which pinguard paces at ECR Public's 1 request/s
 # unless told otherwise; tests whose subject is not pacing lift it (tests/registry/quota_test.py paces).

@@ -13,6 +13,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.registry
+@pytest.mark.ray
+@pytest.mark.slow
 def test_demo_runs_the_whole_flow() -> None:
     require_registry_tools()
     before = {p: p.read_bytes() for p in (ROOT / "examples" / "dlc").iterdir()}

@@ -195,7 +195,7 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     for rule, conf in other["rules"].items():
         into["rules"][rule] = {**into["rules"].get(rule, {}), **conf}
     into["exclude"].extend(other["exclude"])
-    into["tags"].extend(other["tags"])
+    into["tags"][:0] = other["tags"]  # first match wins: a later policy's (or the file's own) rules come first
     into["rates"].update(other["rates"])
 
 

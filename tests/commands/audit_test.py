@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("kubernetes", reason="needs the k8s extra: pip install 'pinguard[k8s]'")
+
 from pinguard import lockfile
 from pinguard.cli import main
 from pinguard.scanning import scan

@@ -26,7 +26,7 @@ from testing.seed import seed_families
 from testing.token_server import READ_CREDENTIALS
 from tests.conftest import require_registry_tools
 
-pytestmark = pytest.mark.registry
+pytestmark = [pytest.mark.registry, pytest.mark.slow]
 ECR = "public.ecr.aws"
 
 

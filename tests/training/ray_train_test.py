@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+pytestmark = [pytest.mark.ray, pytest.mark.slow]
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.train")
 pytest.importorskip("torch")
