@@ -68,12 +68,12 @@ def explain(client: RegistryClient, old: LockEntry, new: LockEntry) -> Rebuild:
 
 
 def _image(client: RegistryClient, registry: str, repository: str, digest: str) -> Image:
-    manifest = client.get_manifest(registry, repository, digest).json()
+    manifest = client.cached_manifest(registry, repository, digest).json()
     layers, descriptor = manifest.get("layers"), manifest.get("config")
     if not (isinstance(layers, list) and isinstance(descriptor, dict) and isinstance(descriptor.get("digest"), str)):
         raise RegistryError(f"{registry}/{repository}: {digest} is not an image manifest")
     try:
-        config = json.loads(client.get_blob(registry, repository, descriptor["digest"]))
+        config = json.loads(client.cached_blob(registry, repository, descriptor["digest"]))
     except (ValueError, UnicodeDecodeError):
         raise RegistryError(f"{registry}/{repository}: image config {descriptor['digest']} is not JSON") from None
     created = config.get("created") if isinstance(config, dict) else None

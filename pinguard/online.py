@@ -1,6 +1,7 @@
-"""What the online commands share: one registry client for the run, and resolving with progress.
+"""What online work shares: one registry client for the run, and resolving with progress.
 
-Importing this module loads the network stack; offline commands never do.
+Importing this module loads the network stack; offline commands never do (`pinguard.locking`
+imports it only when something must be resolved).
 """
 from __future__ import annotations
 

@@ -220,11 +220,11 @@ class Resolver:
         """Content by digest; from the cache only once the registry says it still serves it."""
         registry, repository = reference.registry, reference.repository
         if self._client.cache.get(digest) is None:
-            return self._client.fetch_manifest(registry, repository, digest)
+            return self._client.fresh_manifest(registry, repository, digest)
         head = self._client.head_manifest(registry, repository, digest)
         if head.digest and head.digest != digest:
             raise RegistryError(f"{reference}: the registry serves {head.digest} under that digest")
-        return self._client.get_manifest(registry, repository, digest)
+        return self._client.cached_manifest(registry, repository, digest)
 
     def _platforms_of(self, reference: Reference, body: ManifestBody) -> dict[str, str]:
         if body.is_index:
@@ -246,7 +246,7 @@ class Resolver:
         if not isinstance(descriptor, dict) or not isinstance(descriptor.get("digest"), str):
             raise RegistryError(f"{reference}: {body.digest} is neither an image index nor an image manifest "
                                 f"(media type {body.media_type or 'unknown'})")
-        blob = self._client.get_blob(reference.registry, reference.repository, descriptor["digest"])
+        blob = self._client.cached_blob(reference.registry, reference.repository, descriptor["digest"])
         try:
             config = json.loads(blob)
         except (ValueError, UnicodeDecodeError):

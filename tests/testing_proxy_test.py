@@ -164,7 +164,7 @@ def test_token_server_behind_the_prefix(tmp_path: Path) -> None:
             )
             with RegistryClient(settings) as client:
                 for _ in range(3):
-                    assert client.get_manifest("public.ecr.aws", REPO, "v1").digest == IMAGE.digest
+                    assert client.cached_manifest("public.ecr.aws", REPO, "v1").digest == IMAGE.digest
             assert proxy.counts == Counter({("GET", "manifest"): 4, ("GET", "token"): 1})
             rewritten = fetch("GET", f"{proxy.url}/v2/").headers["Www-Authenticate"]
         assert rewritten == f'Bearer realm="{proxy.url}/__token/token",service="fake"'

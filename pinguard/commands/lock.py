@@ -1,68 +1,20 @@
 """`pinguard lock [PATH...]`: resolve every tagged reference found and record it in the lockfile.
 
-Entries still referenced are kept as they are (moving them forward is `update`'s
-work); new ones are resolved concurrently; entries no file references any more
-are dropped. Any failure leaves the old lockfile byte-identical.
+New references are resolved, entries still referenced kept, the others dropped; any
+failure leaves the old lockfile byte-identical (see `pinguard.locking`).
 """
 from __future__ import annotations
 
-from pinguard import lockfile
-from pinguard.lockfile import LockEntry, locked_key
+from pinguard.locking import update_lockfile
 from pinguard.options import Options
-from pinguard.reference import Reference
-from pinguard.resolve import Resolved, failure_lines
-from pinguard.scanning import Scan, scan_for_writing
+from pinguard.scanning import scan_for_writing
 
 
 def lock(paths: list[str], options: Options) -> int:
     result = scan_for_writing(paths, options.stderr)
-    return 0 if result is not None and update_lockfile(result, options) else 2
-
-
-def update_lockfile(result: Scan, options: Options) -> bool:
-    """Bring the lockfile in line with what `result` references; False (and nothing written) on failure."""
-    with lockfile.exclusive(options.lockfile):
-        current, text = lockfile.read_with_text(options.lockfile)
-        wanted = _wanted(result)
-        missing = [ref for key, ref in wanted.items() if current.get(*key) is None]
-        new_entries = _resolve(missing, options)
-        if new_entries is None:
-            return False
-        updated = current.only(wanted.keys()).with_entries(new_entries)
-        dropped = len(current) - len(current.only(wanted.keys()))
-        if lockfile.dumps(updated) != text:
-            lockfile.write(options.lockfile, updated)
+    locked = None if result is None else update_lockfile(result, options)
+    if locked is None:
+        return 2
     if not options.quiet:
-        for entry in new_entries:
-            print(f"locked {entry.name}:{entry.tag}@{entry.digest}", file=options.stdout)
-        kept = len(updated) - len(new_entries)
-        print(f"{options.lockfile}: {len(new_entries)} new, {kept} kept, {dropped} dropped", file=options.stdout)
-    return True
-
-
-def _wanted(result: Scan) -> dict[tuple[str, str], Reference]:
-    """Each lock key referenced, with the reference to resolve it by (a written digest wins)."""
-    wanted: dict[tuple[str, str], Reference] = {}
-    for found in result.found:
-        if found.reference is None:
-            continue
-        key = locked_key(found.reference)
-        if key is not None and (key not in wanted or (found.reference.digest and not wanted[key].digest)):
-            tag = found.reference.tag or "latest"
-            wanted[key] = found.reference.with_tag(tag)
-    return wanted
-
-
-def _resolve(references: list[Reference], options: Options) -> list[LockEntry] | None:
-    if not references:
-        return []
-    from pinguard.online import resolve_references  # the network stack, only when something is missing
-
-    outcomes = resolve_references(references, options)
-    failures = failure_lines(outcomes)
-    for line in failures:
-        print(f"pinguard: {line}", file=options.stderr)
-    if failures:
-        print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
-        return None
-    return [LockEntry.from_resolved(outcome) for outcome in outcomes.values() if isinstance(outcome, Resolved)]
+        options.stdout.writelines(locked.lines(options.lockfile))
+    return 0

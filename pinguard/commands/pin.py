@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pinguard import lockfile
 from pinguard.journal import recover
-from pinguard.lockfile import Lock, locked_key
+from pinguard.locking import update_lockfile
 from pinguard.options import Options
-from pinguard.rewrite import Edit, apply, commit, pin_edit, tree_roots, unified_diff
-from pinguard.scanning import Scan, ScannedFile, scan_for_writing
-from pinguard.sources.base import Found
+from pinguard.pinning import plan
+from pinguard.rewrite import commit, tree_roots, unified_diff
+from pinguard.scanning import scan_for_writing
 
 
 def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
@@ -22,11 +22,12 @@ def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: b
     result = scan_for_writing(paths, options.stderr)
     if result is None:
         return 2
-    if resolve:
-        from pinguard.commands.lock import update_lockfile  # online only when asked
-
-        if not update_lockfile(result, options):
+    if resolve:  # online only when asked, and only for what the lock is missing
+        locked = update_lockfile(result, options)
+        if locked is None:
             return 2
+        if not options.quiet:
+            options.stdout.writelines(locked.lines(options.lockfile))
     changes, missing = plan(result, lockfile.read(options.lockfile))
     for found in missing:
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} is not in "
@@ -40,22 +41,3 @@ def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: b
         print(f"pinned {len(changes)} file{'s' if len(changes) != 1 else ''}", file=options.stdout)
     return 1 if missing else 0
 
-
-def plan(result: Scan, lock: Lock) -> tuple[list[tuple[ScannedFile, str]], list[Found]]:
-    """The new text of every file that changes, and the references the lock does not know."""
-    changes: list[tuple[ScannedFile, str]] = []
-    missing: list[Found] = []
-    for scanned in result.files:
-        edits: list[Edit] = []
-        for found in scanned.found:
-            key = locked_key(found.reference) if found.reference else None
-            if key is None or found.reference is None:
-                continue
-            entry = lock.get(*key)
-            if entry is None:
-                missing.append(found)
-            elif found.reference.digest != entry.digest:
-                edits.append(pin_edit(found, entry.digest))
-        if edits:
-            changes.append((scanned, apply(scanned.file.text, edits)))
-    return changes, missing

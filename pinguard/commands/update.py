@@ -8,17 +8,17 @@ all-or-nothing step; references without a digest are left to `pin`.
 from __future__ import annotations
 
 from pinguard import explain, lockfile
-from pinguard.commands.pin import plan
-from pinguard.commands.verify import Status, check_with_progress, deadline_lines, read_lock
 from pinguard.errors import DeadlinePassed
 from pinguard.files import TextFile, UnreadableFile
 from pinguard.journal import recover
 from pinguard.lockfile import Lock, LockEntry, LockfileError, locked_key
 from pinguard.online import open_client
 from pinguard.options import Options
+from pinguard.pinning import repin
 from pinguard.registry.client import RegistryClient
 from pinguard.rewrite import commit, tree_roots, unified_diff
-from pinguard.scanning import Scan, ScannedFile, scan_for_writing
+from pinguard.scanning import ScannedFile, scan_for_writing
+from pinguard.verification import Status, check_with_progress, deadline_lines, read_lock
 
 
 def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: str = "text") -> int:
@@ -37,7 +37,7 @@ def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: st
         if rebuilds is None:
             return 2
         updated = lock.with_entries(rebuild.new for rebuild in rebuilds)
-        changes = _repin(result, Lock().with_entries(rebuild.new for rebuild in rebuilds))
+        changes = repin(result, Lock().with_entries(rebuild.new for rebuild in rebuilds))
         if rebuilds:
             # The lockfile is staged with the files, so anything failing before the renames (a file
             # changed meanwhile, a symlink out of the tree, a full disk) writes nothing at all. It is
@@ -87,15 +87,3 @@ def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Opti
     return [explain.explain(client, verdict.entry, LockEntry.from_resolved(verdict.current))
             for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
 
-
-def _repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
-    """The new text of every file pinning a moved name:tag, through `pin`'s plan restricted to those pins."""
-    pinned = Scan([
-        ScannedFile(scanned.file, scanned.kind, [
-            found for found in scanned.found
-            if found.reference is not None and found.reference.digest is not None
-            and locked_key(found.reference) in moved.entries
-        ])
-        for scanned in result.files
-    ])
-    return plan(pinned, moved)[0]

@@ -1,59 +1,16 @@
 """`pinguard verify`: is every locked digest still served, and does its tag still point there?
 
-Online, and never from the cache: what counts is what the registry serves now. Each
-tag is fetched again and its bytes hashed: when they hash to the locked digest, the
-registry still serves that digest and the tag still points to it, for one request.
-Otherwise the locked digest is fetched by digest and re-hashed to tell `moved` from
-`missing` and `mismatch`. Entries are checked concurrently (each registry at its
-pace) and reported in lockfile order.
+Online, and never from the cache (see `pinguard.verification`); entries are reported
+in lockfile order, as text or JSON.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
-from enum import StrEnum
-from pathlib import Path
 
-from pinguard import lockfile
-from pinguard.errors import DeadlinePassed, DigestMismatch, NotFound, PinguardError
-from pinguard.lockfile import Lock, LockEntry, LockfileError
+from pinguard.errors import DeadlinePassed
 from pinguard.online import open_client
 from pinguard.options import Options
-from pinguard.progress import Progress
-from pinguard.reference import parse
-from pinguard.registry.client import RegistryClient
-from pinguard.resolve import Resolved, Resolver
-
-
-class Status(StrEnum):
-    OK = "ok"  # the digest is served and the tag still points to it
-    MOVED = "moved"  # the digest is served, the tag points elsewhere now
-    MISSING = "missing"  # the digest (or the tag) is no longer served
-    MISMATCH = "mismatch"  # the registry served bytes that do not hash to the digest
-    ERROR = "error"  # the registry could not be asked
-
-
-@dataclass(frozen=True)
-class Verdict:
-    entry: LockEntry
-    status: Status
-    current: Resolved | None = None  # for MOVED: where the tag points now, with the evidence a lock entry keeps
-    message: str | None = None
-    error: PinguardError | None = None  # for ERROR: what went wrong
-
-    @property
-    def current_digest(self) -> str | None:
-        if self.status is Status.OK:
-            return self.entry.digest
-        return self.current.digest if self.current else None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.entry.name, "tag": self.entry.tag, "digest": self.entry.digest,
-            "status": self.status.value, "current_digest": self.current_digest, "message": self.message,
-        }
+from pinguard.verification import Status, Verdict, check_with_progress, deadline_lines, read_lock
 
 
 def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) -> int:
@@ -79,82 +36,6 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
         return 2
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or (fail_on_moved and counts[Status.MOVED])
     return 1 if failed else 0
-
-
-def read_lock(path: Path) -> Lock:
-    """The lock at `path`, which must exist: checking no lockfile (a wrong path, say) is no success."""
-    if not path.exists():
-        raise LockfileError(f"{path}: not found; run `pinguard lock` first")
-    return lockfile.read(path)
-
-
-def check_with_progress(entries: Sequence[LockEntry], client: RegistryClient, options: Options) -> list[Verdict]:
-    """`check`, with progress on a terminal while registries are waited on."""
-    registries = [parse(entry.name).registry for entry in entries]
-    progress = Progress.on_terminal(options.stderr, options.quiet, registries, client.held_to, "entries")
-    told = None if progress is None else lambda entry: progress.done(parse(entry.name).registry)
-    try:
-        return check(entries, client, options, told)
-    finally:
-        if progress is not None:
-            progress.clear()
-
-
-def check(entries: Sequence[LockEntry], client: RegistryClient, options: Options,
-          progress: Callable[[LockEntry], None] | None = None) -> list[Verdict]:
-    """A verdict for each entry, in the order of `entries`; checked concurrently, faults returned as ERROR."""
-    resolver = Resolver(client, options.platforms, options.tag_rules)
-    client.expect((reference.registry, reference.repository) for reference in map(parse, (e.name for e in entries)))
-    with ThreadPoolExecutor(max_workers=max(1, client.settings.workers)) as pool:
-        futures = [pool.submit(_check_or_error, entry, client, resolver) for entry in entries]
-        if progress is not None:  # told from this thread, so the display is written by one thread only
-            for future in as_completed(futures):
-                progress(future.result().entry)
-    return [future.result() for future in futures]
-
-
-def deadline_lines(verdicts: Sequence[Verdict]) -> list[str]:
-    """One line per registry whose requests the run's deadline cut short, with how many entries were left."""
-    late: dict[str, list[DeadlinePassed]] = {}
-    for verdict in verdicts:
-        if isinstance(verdict.error, DeadlinePassed):
-            late.setdefault(verdict.error.registry, []).append(verdict.error)
-    return [f"{errors[0]}; {len(errors)} of {len(verdicts)} entries left unverified" for errors in late.values()]
-
-
-def _check_or_error(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verdict:
-    try:
-        return _check(entry, client, resolver)
-    except PinguardError as exc:
-        return Verdict(entry, Status.ERROR, message=str(exc), error=exc)
-
-
-def _check(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verdict:
-    reference = parse(f"{entry.name}:{entry.tag}")
-    registry, repository = reference.registry, reference.repository
-    try:
-        now = client.fetch_manifest(registry, repository, entry.tag).digest  # hashed from the bytes served
-    except NotFound as exc:
-        tag_missing: NotFound | None = exc
-    else:
-        if now == entry.digest:
-            return Verdict(entry, Status.OK)
-        tag_missing = None
-    try:
-        client.fetch_manifest(registry, repository, entry.digest)  # re-hashed against the digest asked for
-    except NotFound as exc:
-        return Verdict(entry, Status.MISSING, message=str(exc))
-    except DigestMismatch as exc:
-        return Verdict(entry, Status.MISMATCH, message=str(exc))
-    if tag_missing is not None:
-        return Verdict(entry, Status.MISSING, message=f"the digest is still served, but not the tag: {tag_missing}")
-    # Resolving anew names the frozen tag behind the new digest and gathers what `update` locks;
-    # what the tag points to was learnt above, so that costs no request again.
-    current = resolver.resolve(reference)
-    if current.digest == entry.digest:  # moved back since the HEAD
-        return Verdict(entry, Status.OK)
-    frozen = f", the same digest as {current.frozen_tag}" if current.frozen_tag else ""
-    return Verdict(entry, Status.MOVED, current, f"{entry.tag} now points to {current.digest}{frozen}")
 
 
 def _text(verdict: Verdict) -> str:

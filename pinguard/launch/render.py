@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from pinguard.commands.pin import plan
+from pinguard.pinning import plan
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.launch.gate import Gated
 from pinguard.launch.pods import locked_entries

@@ -99,13 +99,13 @@ class RegistryClient:
         with self._once("tag:" + key):
             digest = self._tag_digests.get(key)
             if digest is not None:
-                return self.get_manifest(registry, repository, digest)
+                return self.cached_manifest(registry, repository, digest)
             if self.cache.tag_digest(key) is None:
-                return self.fetch_manifest(registry, repository, tag)
+                return self.fresh_manifest(registry, repository, tag)
             head = self.head_manifest(registry, repository, tag)
             if head.digest is None:  # a registry that does not say: the body will
-                return self.fetch_manifest(registry, repository, tag)
-            body = self.get_manifest(registry, repository, head.digest)
+                return self.fresh_manifest(registry, repository, tag)
+            body = self.cached_manifest(registry, repository, head.digest)
             self._learnt(key, body.digest)
             # A cached body that does not declare its media type has the one the HEAD was served with.
             return body if body.media_type else ManifestBody(body.data, body.digest, head.media_type)
@@ -118,7 +118,7 @@ class RegistryClient:
             if digest is None:
                 digest = self.head_manifest(registry, repository, tag).digest
                 if digest is None:
-                    return self.fetch_manifest(registry, repository, tag).digest
+                    return self.fresh_manifest(registry, repository, tag).digest
                 self._learnt(key, digest)
             return digest
 
@@ -138,18 +138,25 @@ class RegistryClient:
             size=int(size) if size and size.isdigit() else None,
         )
 
-    def get_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
-        """A manifest by tag or digest, hashed from its exact bytes; by digest it must match."""
+    def cached_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
+        """A manifest from the cache when there, else fetched (as `fresh_manifest`) and cached.
+
+        Only a digest is looked up in the cache (content named by its hash cannot go stale);
+        a tag can move, so by tag it is always fetched.
+        """
         if ":" not in reference:
-            return self.fetch_manifest(registry, repository, reference)
+            return self.fresh_manifest(registry, repository, reference)
         with self._once(reference):  # references sharing a digest fetch it once
             cached = self.cache.get(reference)
             if cached is not None:
                 return ManifestBody(cached, reference, media_type_of(cached, None))
-            return self.fetch_manifest(registry, repository, reference)
+            return self.fresh_manifest(registry, repository, reference)
 
-    def fetch_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
-        """A manifest as the registry serves it now, never from the cache; verified as `get_manifest` does."""
+    def fresh_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
+        """A manifest as the registry serves it now, never from the cache (which it fills).
+
+        Hashed from its exact bytes; by digest they must hash to it.
+        """
         by_digest = ":" in reference
         response = self._manifest_request("GET", registry, repository, reference)
         body = self._verified(response, registry, repository, reference if by_digest else None)
@@ -158,8 +165,8 @@ class RegistryClient:
             self._learnt(f"{registry}/{repository}:{reference}", body.digest)
         return body
 
-    def get_blob(self, registry: str, repository: str, digest: str) -> bytes:
-        """A blob (a config, say) by digest, verified and cached like a manifest."""
+    def cached_blob(self, registry: str, repository: str, digest: str) -> bytes:
+        """A blob (a config, say) by digest: from the cache when there, else fetched, verified and cached."""
         _check_digest(registry, repository, digest)
         with self._once(digest):
             cached = self.cache.get(digest)

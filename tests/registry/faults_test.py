@@ -80,7 +80,7 @@ def test_transient_failures_are_retried(
     fake: FakeRegistry, client: RegistryClient, faults: list[Action], requests_made: int
 ) -> None:
     fake.add(*healthy(Route("GET", MANIFEST_PATH, faults)))
-    body = client.get_manifest(REGISTRY, REPO, "v1")
+    body = client.cached_manifest(REGISTRY, REPO, "v1")
     assert body.digest == INDEX.digest
     assert body.data == INDEX.data
     assert len(fake.requests) == requests_made
@@ -88,7 +88,7 @@ def test_transient_failures_are_retried(
 
 def test_429s_are_waits_not_attempts(fake: FakeRegistry, client: RegistryClient) -> None:
     fake.add(*healthy(Route("GET", MANIFEST_PATH, [Response(429)] * (ATTEMPTS + 2))))
-    assert client.get_manifest(REGISTRY, REPO, "v1").digest == INDEX.digest
+    assert client.cached_manifest(REGISTRY, REPO, "v1").digest == INDEX.digest
     assert len(fake.requests) == ATTEMPTS + 3
     assert client.pacer(REGISTRY).throttled == ATTEMPTS + 2
 
@@ -127,7 +127,7 @@ def test_manifest_by_digest_that_hashes_otherwise(fake: FakeRegistry, client: Re
     )
     fake.add(*healthy(Route("GET", rf"/v2/{REPO}/manifests/{INDEX.digest}", tampered)))
     with pytest.raises(DigestMismatch) as caught:
-        client.get_manifest(REGISTRY, REPO, INDEX.digest)
+        client.cached_manifest(REGISTRY, REPO, INDEX.digest)
     assert INDEX.digest in str(caught.value)
     assert digest(tampered.body) in str(caught.value)
     assert RegistryCache(tmp_path / "cache").get(digest(tampered.body)) is None  # nothing kept
@@ -138,7 +138,7 @@ def test_digest_header_that_disagrees_with_the_body(fake: FakeRegistry, client: 
     lying = Response(200, {"Docker-Content-Digest": claimed, "Content-Type": INDEX.media_type}, INDEX.data)
     fake.add(*healthy(Route("GET", MANIFEST_PATH, lying)))
     with pytest.raises(DigestMismatch, match=f"claims digest {claimed}.*hash to {INDEX.digest}"):
-        client.get_manifest(REGISTRY, REPO, "v1")
+        client.cached_manifest(REGISTRY, REPO, "v1")
 
 
 def token_for(repository: str) -> str:
@@ -193,7 +193,7 @@ def test_blob_redirected_to_another_host_loses_the_authorization(fake: FakeRegis
             *bearer_auth(fake),
             Route("GET", blob_path, Redirect(f"{storage.url}/storage/{digest(blob)}?sig=x")),
         )
-        assert client.get_blob(REGISTRY, REPO, digest(blob)) == blob
+        assert client.cached_blob(REGISTRY, REPO, digest(blob)) == blob
     authorized = [r for r in fake.requests_to(blob_path) if "Authorization" in r.headers]
     assert [r.headers["Authorization"] for r in authorized] == [f"Bearer {token_for(REPO)}"]
     assert [r.path for r in storage.requests] == [f"/storage/{digest(blob)}?sig=x"]
@@ -240,7 +240,7 @@ def test_redirects_the_client_must_not_follow(
 ) -> None:
     fake.add(Route("GET", rf"/v2/{REPO}/blobs/.+", Redirect(location)))
     with pytest.raises(RegistryError, match=complaint):
-        client.get_blob(REGISTRY, REPO, BLOB_DIGEST)
+        client.cached_blob(REGISTRY, REPO, BLOB_DIGEST)
     assert len(fake.requests) == fetched  # refused outright, not retried
     assert outside == []
 

@@ -144,7 +144,7 @@ def test_a_slow_drip_is_bounded_in_total_time(fake: FakeRegistry, tmp_path: Path
     settings = settings_for(fake.url, tmp_path, read_timeout=1.0)  # each byte comes well within it
     started = time.monotonic()
     with RegistryClient(settings) as client, pytest.raises(RegistryError, match="still arriving after 1 s"):
-        client.get_manifest(REGISTRY, REPO, "v1")
+        client.cached_manifest(REGISTRY, REPO, "v1")
     assert time.monotonic() - started < 3
 
 
@@ -163,10 +163,10 @@ def test_manifests_are_capped_at_four_mebibytes_unless_configured(fake: FakeRegi
     fake.add(*serve_manifests(REPO, {"v1": (OCI_MANIFEST, big)}))
     with RegistryClient(settings_for(fake.url, tmp_path)) as client, \
             pytest.raises(RegistryError, match=f"response larger than {4 * 1024 * 1024} bytes"):
-        client.get_manifest(REGISTRY, REPO, "v1")
+        client.cached_manifest(REGISTRY, REPO, "v1")
     roomy = dataclasses.replace(settings_for(fake.url, tmp_path), max_manifest_bytes=8 * 1024 * 1024)
     with RegistryClient(roomy) as client:
-        assert client.get_manifest(REGISTRY, REPO, "v1").data == big
+        assert client.cached_manifest(REGISTRY, REPO, "v1").data == big
 
 
 def test_an_index_served_as_an_image_manifest_is_still_checked_for_its_platforms(

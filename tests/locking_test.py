@@ -1,0 +1,115 @@
+"""Bringing the lockfile in line with the files, offline: resolving is replaced by a table.
+
+`tests/commands/lock_test.py` runs `pinguard lock` against a real registry.
+"""
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from pinguard import lockfile, online
+from pinguard.errors import NotFound, PinguardError
+from pinguard.locking import LockUpdate, update_lockfile
+from pinguard.options import Options
+from pinguard.reference import Reference
+from pinguard.resolve import Resolved, TagKind
+from pinguard.scanning import Scan, scan
+from testing.lockdata import lock_for, locked_test_digest
+
+NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"
+WRITTEN = "sha256:" + "1" * 64
+
+
+def _pod(*images: str) -> str:
+    return "kind: Pod\nspec:\n  containers:\n" + "".join(f"  - image: {image}\n" for image in images)
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _scan(tree: Path, *images: str) -> Scan:
+    (tree / "pod.yaml").write_text(_pod(*images))
+    return scan(["."])
+
+
+def _options() -> Options:
+    return Options(stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def _resolved(reference: Reference) -> Resolved:
+    assert reference.tag is not None
+    return Resolved(name=reference.name, tag=reference.tag, digest=locked_test_digest(reference.name, reference.tag),
+                    media_type="application/vnd.oci.image.manifest.v1+json", size=0, tag_kind=TagKind.OTHER,
+                    frozen_tag=None, resolved_at="2026-11-30T00:00:00Z")
+
+
+class _Registry:
+    """Stands in for `online.resolve_references`: resolves every reference, except those it is told fail."""
+
+    def __init__(self, failing: Sequence[str] = ()) -> None:
+        self.failing = failing
+        self.asked: list[str] = []
+
+    def __call__(self, references: Sequence[Reference],
+                 options: Options) -> dict[Reference, Resolved | PinguardError]:
+        self.asked += [str(reference) for reference in references]
+        return {reference: NotFound(f"{reference.tag} not found") if str(reference) in self.failing
+                else _resolved(reference) for reference in references}
+
+
+def test_a_lock_that_knows_every_reference_asks_no_registry_and_stays_byte_identical(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = _scan(tree, "nginx:1.25", "redis")
+    lockfile.write(tree / "pinguard.lock", lock_for(result.found))
+    before = (tree / "pinguard.lock").stat()
+    monkeypatch.setitem(sys.modules, "pinguard.online", None)  # importing the network stack now fails
+    assert update_lockfile(result, _options()) == LockUpdate((), kept=2, dropped=0)
+    after = (tree / "pinguard.lock").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not even rewritten
+
+
+def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    registry = _Registry()
+    monkeypatch.setattr(online, "resolve_references", registry)
+    lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
+    result = _scan(tree, "nginx:1.25", "redis", "redis:latest", "busybox:1.36", f"busybox:1.36@{WRITTEN}")
+
+    locked = update_lockfile(result, _options())
+    # `redis` is resolved as `redis:latest`; a name:tag also written with a digest is resolved by that digest.
+    assert registry.asked == [f"{REDIS}:latest", f"docker.io/library/busybox:1.36@{WRITTEN}"]
+    assert locked is not None and (locked.kept, locked.dropped) == (1, 0)
+    assert [entry.key for entry in locked.new] == [(REDIS, "latest"), ("docker.io/library/busybox", "1.36")]
+    assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [
+        ("docker.io/library/busybox", "1.36"), (NGINX, "1.25"), (REDIS, "latest")]
+
+
+def test_entries_no_file_references_are_dropped(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25", "redis:7.2").found))
+    monkeypatch.setitem(sys.modules, "pinguard.online", None)
+    assert update_lockfile(_scan(tree, "nginx:1.25"), _options()) == LockUpdate((), kept=1, dropped=1)
+    assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [(NGINX, "1.25")]
+
+
+def test_a_failure_is_reported_and_leaves_the_lockfile_byte_identical(tree: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(online, "resolve_references", _Registry(failing=[f"{REDIS}:7.2"]))
+    lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
+    before = (tree / "pinguard.lock").read_bytes()
+    err = io.StringIO()
+    assert update_lockfile(_scan(tree, "busybox:1.36", "redis:7.2"), Options(io.StringIO(), err)) is None
+    assert err.getvalue() == "pinguard: redis:7.2: 7.2 not found\npinguard: pinguard.lock left unchanged\n"
+    assert (tree / "pinguard.lock").read_bytes() == before
+
+
+def test_what_lock_and_pin_say_of_an_update(tree: Path) -> None:
+    result = _scan(tree, "nginx:1.25")
+    [entry] = lock_for(result.found)
+    assert LockUpdate((entry,), kept=2, dropped=1).lines(Path("ci/pinguard.lock")) == [
+        f"locked {NGINX}:1.25@{entry.digest}\n", "ci/pinguard.lock: 1 new, 2 kept, 1 dropped\n"]

@@ -1,0 +1,87 @@
+"""Pin planning: which files change and to what, and which references the lock does not know.
+
+Nothing is written here; `tests/commands/pin_test.py` runs `pinguard pin` on golden files.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from pinguard.lockfile import Lock
+from pinguard.pinning import plan, repin
+from pinguard.scanning import Scan, scan
+from testing.lockdata import lock_for, locked_test_digest
+
+NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"
+OLD = "sha256:" + "0" * 64
+
+
+def _pod(*images: str) -> str:
+    return "kind: Pod\nspec:\n  containers:\n" + "".join(f"  - image: {image}\n" for image in images)
+
+
+@pytest.fixture
+def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _scan(tree: Path, **files: str) -> Scan:
+    for name, text in files.items():
+        (tree / f"{name}.yaml").write_text(text)
+    result = scan(["."])
+    assert result.errors == []
+    return result
+
+
+def _texts(changes: Sequence[tuple[object, str]]) -> list[str]:
+    return [text for _, text in changes]
+
+
+def test_each_reference_is_pinned_to_its_locked_digest(tree: Path) -> None:
+    result = _scan(tree, a=_pod("nginx:1.25", "redis"))
+    changes, missing = plan(result, lock_for(result.found))
+    nginx, redis = locked_test_digest(NGINX, "1.25"), locked_test_digest(REDIS, "latest")
+    # Only the characters of each reference change; one without a tag is pinned as `latest`, its lock entry.
+    assert _texts(changes) == [_pod(f"nginx:1.25@{nginx}", f"redis:latest@{redis}")]
+    assert [scanned.file.path for scanned, _ in changes] == [Path("a.yaml")]
+    assert missing == []
+
+
+def test_a_file_pinned_to_the_lock_is_not_planned(tree: Path) -> None:
+    lock = lock_for(_scan(tree, a=_pod("nginx:1.25")).found)
+    pinned = _pod(f"nginx:1.25@{locked_test_digest(NGINX, '1.25')}")
+    assert plan(_scan(tree, a=pinned, b=_pod("busybox@" + OLD)), lock) == ([], [])  # a digest alone is no lock's
+
+
+def test_a_pin_to_another_digest_moves_to_the_locked_one(tree: Path) -> None:
+    result = _scan(tree, a=_pod(f"nginx:1.25@{OLD}"))
+    assert _texts(plan(result, lock_for(result.found))[0]) == [
+        _pod(f"nginx:1.25@{locked_test_digest(NGINX, '1.25')}")]
+
+
+def test_what_the_lock_does_not_know_is_missing_and_the_rest_is_still_planned(tree: Path) -> None:
+    result = _scan(tree, a=_pod("nginx:1.25", "redis:7.2"))
+    nginx_only = lock_for(found for found in result.found if found.value == "nginx:1.25")
+    changes, missing = plan(result, nginx_only)
+    assert _texts(changes) == [_pod(f"nginx:1.25@{locked_test_digest(NGINX, '1.25')}", "redis:7.2")]
+    assert [(found.value, found.line, found.column) for found in missing] == [("redis:7.2", 5, 12)]
+
+
+def test_nothing_locked_plans_nothing(tree: Path) -> None:
+    result = _scan(tree, a=_pod("nginx:1.25"))
+    changes, missing = plan(result, Lock())
+    assert changes == [] and [found.value for found in missing] == ["nginx:1.25"]
+
+
+def test_repin_moves_only_the_pins_of_the_moved_tags(tree: Path) -> None:
+    result = _scan(tree,
+                   a=_pod(f"nginx:1.25@{OLD}", "nginx:1.25", f"redis:7.2@{OLD}", f"nginx:1.24@{OLD}"),
+                   b=_pod(f"redis:7.2@{OLD}"))
+    moved = lock_for(found for found in result.found if found.value == "nginx:1.25")
+    new = locked_test_digest(NGINX, "1.25")
+    # The unpinned reference is `pin`'s to pin; other names and tags, and files without them, are left alone.
+    assert _texts(repin(result, moved)) == [
+        _pod(f"nginx:1.25@{new}", "nginx:1.25", f"redis:7.2@{OLD}", f"nginx:1.24@{OLD}")]
