@@ -146,9 +146,9 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     tag_rules, rates = TagRules(), parse_rates(args.rate)
     mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
     if hasattr(args, "deadline"):  # an online command: its policy says which tags move and how fast to ask
-        from pinguard.policy import load
+        from pinguard.policy import for_command
 
-        policy = load(_policy_paths(args.policy))
+        policy = for_command(args.policy)
         tag_rules, rates = policy.tag_rules, {**policy.rates, **rates}
     return Options(
         stdout=stdout,
@@ -173,11 +173,6 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     )
 
 
-def _policy_paths(named: list[Path]) -> list[Path]:
-    """The policies named, else .pinguard.yaml in the current folder when there is one."""
-    return named or ([Path(".pinguard.yaml")] if Path(".pinguard.yaml").is_file() else [])
-
-
 def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "resolve":
         from pinguard.commands.resolve import resolve
@@ -194,7 +189,7 @@ def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "check":
         from pinguard.commands.check import check
 
-        return check(args.paths, options, policies=_policy_paths(args.policy), fmt=args.format, output=args.output,
+        return check(args.paths, options, policies=args.policy, fmt=args.format, output=args.output,
                      strict=args.strict)
     if args.command == "pin":
         from pinguard.commands.pin import pin

@@ -5,14 +5,15 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
+
+from yaml.nodes import Node
 
 from pinguard import sources
 from pinguard.files import TextFile, UnreadableFile, walk
 from pinguard.sources.base import Found, SourceError
-from pinguard.sources.yamlnodes import compose
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,12 @@ class ScannedFile:
     file: TextFile
     kind: str
     found: list[Found]
+    # The YAML documents the source parsed, for the rules that read whole documents; None when it parsed
+    # none. They live as long as the record: keep records without them (`without_documents`).
+    documents: list[Node] | None = field(default=None, repr=False, compare=False)
+
+    def without_documents(self) -> ScannedFile:
+        return replace(self, documents=None)
 
 
 @dataclass
@@ -36,7 +43,8 @@ def scan(paths: Sequence[str]) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
     with quiet_collector():
-        result.files.extend(each_file(paths, result.errors))
+        # Every record is kept: with their documents they would hold every file's nodes at once.
+        result.files.extend(scanned.without_documents() for scanned in each_file(paths, result.errors))
     return result
 
 
@@ -49,7 +57,6 @@ def quiet_collector() -> Iterator[None]:
     try:
         yield
     finally:
-        compose.cache_clear()  # the last file's nodes: the collector would trace them all again
         if collecting:
             gc.enable()
 
@@ -87,11 +94,11 @@ def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
         if kind is None:
             continue
         try:
-            found = sources.find(path.as_posix(), file.text, kind)
+            searched = sources.find(path.as_posix(), file.text, kind)
         except SourceError as exc:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
-        yield ScannedFile(file, kind, found)
+        yield ScannedFile(file, kind, searched.found, searched.documents)
 
 
 def _usable(argument: str, errors: list[str]) -> bool:

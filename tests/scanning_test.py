@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
+from pinguard.scanning import each_file, scan
 
 POD = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n"
 LOCK = """\
@@ -61,3 +62,10 @@ def test_the_right_paths_are_still_read_beside_a_wrong_one(tree: Path) -> None:
     assert status == 2
     assert "pinguard: Dockerfle: no such file or folder" in err
     assert out == "pod.yaml:4:12: docker.io/library/nginx:1.25 (kubernetes)\n"
+
+
+def test_streamed_records_carry_their_documents_and_kept_ones_do_not(tree: Path) -> None:
+    """`check` takes one record at a time; `scan` keeps them all, and every file's nodes would add up."""
+    (streamed,) = each_file(["pod.yaml"], [])
+    assert streamed.documents is not None and len(streamed.documents) == 1
+    assert [kept.documents for kept in scan(["pod.yaml"]).files] == [None]

@@ -6,16 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pinguard import lockfile
 from pinguard.errors import PinguardError
 from pinguard.findings import ERROR
 from pinguard.lockfile import Lock
 from pinguard.options import Options
-from pinguard.policy import load, preset
-from pinguard.policy.rules.common import Context
-from pinguard.policy.run import findings as policy_findings
+from pinguard.policy import for_command
+from pinguard.policy.run import lint
 from pinguard.report import FORMATS
-from pinguard.scanning import ScannedFile, scan
+from pinguard.scanning import ScannedFile
 from pinguard.sources import kubernetes
 
 DEFAULT_POLICY = "aws-dlc"
@@ -36,20 +34,17 @@ def gate(manifest: str, options: Options, policies: Sequence[Path]) -> Gated | N
     """The manifest and its lock when `check` finds no error; else the findings printed (text) and None."""
     if not Path(manifest).is_file():
         raise PinguardError(f"{manifest}: no such file")
-    policy = load(policies or [preset(DEFAULT_POLICY)])
+    policy = for_command(policies, DEFAULT_POLICY, project=False)  # its preset, never .pinguard.yaml
     policy = replace(policy, rules={**policy.rules, **{rule: {**policy.rules[rule], "level": ERROR}
                                                          for rule in _ALWAYS_ERRORS}})
-    lock = lockfile.read(options.lockfile)
-    if not len(lock):
+    result = lint([manifest], policy, options.lockfile, keep_files=True)
+    if result.lock_text is None or not len(result.lock):
         raise PinguardError(f"{options.lockfile}: no locked images: run `pinguard lock` first")
-    result = scan([manifest])
     if result.errors:
         raise PinguardError(result.errors[0])
     if [scanned.kind for scanned in result.files] != [kubernetes.SOURCE]:
         raise PinguardError(f"{manifest}: not a Kubernetes manifest")
-    data = options.lockfile.read_bytes()
-    context = Context(lock, options.lockfile.as_posix(), policy.tag_rules)
-    found = policy_findings(policy, result.files, context, data.decode("utf-8"), whole_tree=False)
+    found = result.findings
     errors = [f for f in found if f.severity == ERROR]
     if errors:
         FORMATS["text"](found, options.stdout)
@@ -57,4 +52,5 @@ def gate(manifest: str, options: Options, policies: Sequence[Path]) -> Gated | N
         return None
     if found and not options.quiet:
         FORMATS["text"](found, options.stderr)  # warnings; stdout may be the rendered YAML
-    return Gated(result.files[0], lock, hashlib.sha256(data).hexdigest())
+    # The text is the file's bytes decoded as UTF-8, so encoding it again gives them back exactly.
+    return Gated(result.files[0], result.lock, hashlib.sha256(result.lock_text.encode("utf-8")).hexdigest())

@@ -20,11 +20,11 @@ from typing import Any
 
 import yaml
 
-from pinguard.pinning import plan
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.launch.gate import Gated
 from pinguard.launch.pods import locked_entries
 from pinguard.lockfile import Lock, LockEntry
+from pinguard.pinning import plan
 from pinguard.reference import parse
 from pinguard.scanning import Scan
 

@@ -22,23 +22,25 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from pinguard.errors import PinguardError
 from pinguard.findings import Finding, Problem
-from pinguard.policy.rules import RULES
+from pinguard.policy.rules import RULES, Rule
 from pinguard.resolve import TagRule, TagRules
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"
+PROJECT = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in
 LEVELS = ("error", "warning", "off")
 _KEYS = ("extends", "exclude", "tags", "rules", "registries")
 _IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
+
+_R = TypeVar("_R", bound=Rule)
 
 
 class PolicyError(PinguardError):
@@ -52,9 +54,11 @@ class Policy:
     tag_rules: TagRules = field(default_factory=TagRules)
     rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
 
-    def enabled(self, kind: str) -> list[tuple[ModuleType, Mapping[str, Any]]]:
-        return [(RULES[rule], conf) for rule, conf in sorted(self.rules.items())
-                if conf["level"] != "off" and RULES[rule].TYPE == kind]
+    def enabled(self, rules: Iterable[_R]) -> list[tuple[_R, Mapping[str, Any]]]:
+        """Those of `rules` (one TYPE's) this policy has on, in ID order, each with its options."""
+        by_id = {rule.ID: rule for rule in rules}
+        return [(by_id[rule], conf) for rule, conf in sorted(self.rules.items())
+                if conf["level"] != "off" and rule in by_id]
 
     def excluded(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.exclude)
@@ -64,12 +68,24 @@ class Policy:
                        problem.message, problem.reference)
 
 
-def load(paths: Sequence[Path]) -> Policy:
-    """The policy from these files, later ones overriding earlier ones; the `default` preset when none."""
+def for_command(named: Sequence[Path], default: str = "default", *, project: bool = True) -> Policy:
+    """The policy a command runs under: the one place that picks it.
+
+    The policies named with `--policy`, later ones overriding earlier ones; a bare name
+    (no folder, no suffix) that is no file is a shipped preset (`--policy aws-dlc`). None
+    named: `.pinguard.yaml` in the current folder when `project` and it is there, else the
+    preset `default`. `run` passes its own preset and no project file.
+    """
+    if named:
+        return load(preset(path.name) if not path.exists() and path.name == str(path) and not path.suffix else path
+                    for path in named)
+    return load([PROJECT if project and PROJECT.is_file() else preset(default)])
+
+
+def load(paths: Iterable[Path]) -> Policy:
+    """The policy from these files, later ones overriding earlier ones."""
     merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}}
-    for path in paths or [PRESETS / "default.yaml"]:
-        if not path.exists() and path.name == str(path) and not path.suffix:
-            path = preset(path.name)  # `--policy aws-dlc` names a shipped preset
+    for path in paths:
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
 

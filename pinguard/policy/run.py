@@ -1,29 +1,61 @@
-"""Run a policy's rules over what a scan found: the heart of `pinguard check`."""
+"""Run a policy's rules over what a scan found: the heart of `pinguard check` and of `pinguard run`'s gate."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from types import ModuleType
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
+from pinguard import lockfile
 from pinguard.findings import Finding
+from pinguard.lockfile import Lock
 from pinguard.policy import Policy, suppressed
+from pinguard.policy.rules import DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, DocumentRule, LockRule, ReferenceRule
 from pinguard.policy.rules.common import Context
-from pinguard.scanning import ScannedFile
+from pinguard.scanning import ScannedFile, each_file, quiet_collector
 from pinguard.sources import kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose
+
+
+class Lint(NamedTuple):
+    """What checking some paths found, and the lock they were checked against."""
+
+    findings: list[Finding]  # not suppressed, sorted by file and position
+    errors: list[str]  # "path:line:column: message", one per path or file that could not be read
+    lock: Lock
+    lock_text: str | None  # the lockfile as read; None when there is none
+    files: list[ScannedFile]  # every file scanned, without its documents; empty unless asked for
+
+
+def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, keep_files: bool = False) -> Lint:
+    """Check the files under `paths` against the policy and the lockfile, which is read once.
+
+    Files are scanned and checked one at a time, so only one file's documents are held;
+    one that cannot be read or parsed is an error and every other file is still checked.
+    When every path is a folder, the rules about the lockfile as a whole run too.
+    """
+    lock, lock_text = lockfile.read_with_text(lock_path)
+    context = Context(lock, lock_path.as_posix(), policy.tag_rules)
+    whole_tree = all(Path(p).is_dir() for p in paths)
+    errors: list[str] = []
+    kept: list[ScannedFile] = []
+    files = each_file(paths, errors)
+    with quiet_collector():
+        found = findings(policy, _keeping(files, kept) if keep_files else files, context, lock_text or "",
+                         whole_tree=whole_tree)
+    return Lint(found, errors, lock, lock_text, kept)
 
 
 def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, lock_text: str, *,
              whole_tree: bool = True) -> list[Finding]:
     """Every finding not suppressed, sorted by file and position.
 
-    Files are checked one by one as they come, so document rules find the file's
-    documents still in the parser's cache. Rules about the lockfile as a whole (an
-    entry nothing references) only make sense when the whole tree was scanned, not
-    the few files a pre-commit hook passes.
+    Files are checked one by one as they come: a stream of them holds one file's
+    documents at a time. Rules about the lockfile as a whole (an entry nothing
+    references) only make sense when the whole tree was scanned, not the few files
+    a pre-commit hook passes.
     """
-    rules = _Rules(policy.enabled("reference"), policy.enabled("document"), policy.enabled("lock"))
+    rules = _Rules(policy.enabled(REFERENCE_RULES), policy.enabled(DOCUMENT_RULES), policy.enabled(LOCK_RULES))
     result: list[Finding] = []
     found: list[Found] = []
     for scanned in files:
@@ -47,9 +79,15 @@ _DOCUMENT_KINDS = (kubernetes.SOURCE, runtime_env.SOURCE)  # what document rules
 
 
 class _Rules(NamedTuple):
-    reference: list[tuple[ModuleType, Mapping[str, Any]]]
-    document: list[tuple[ModuleType, Mapping[str, Any]]]
-    lock: list[tuple[ModuleType, Mapping[str, Any]]]
+    reference: list[tuple[ReferenceRule, Mapping[str, Any]]]
+    document: list[tuple[DocumentRule, Mapping[str, Any]]]
+    lock: list[tuple[LockRule, Mapping[str, Any]]]
+
+
+def _keeping(files: Iterable[ScannedFile], kept: list[ScannedFile]) -> Iterator[ScannedFile]:
+    for scanned in files:
+        kept.append(scanned.without_documents())
+        yield scanned
 
 
 def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context: Context) -> Iterator[Finding]:
@@ -59,11 +97,11 @@ def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context:
                 yield policy.finding(rule.ID, problem)
     if rules.document and scanned.kind in _DOCUMENT_KINDS:
         where = Located(scanned.file.text, scanned.file.path.as_posix(), scanned.kind)
-        try:
-            documents = compose(scanned.file.text)
+        try:  # the source's parse, unless it made none (a file without `image`) or the record dropped it
+            documents = scanned.documents if scanned.documents is not None else compose(scanned.file.text)
         except SourceError:  # the scan reported it already
             return
         for document in documents:
-            for rule, conf in rules.document:
-                for problem in rule.check(conf, document, where):
-                    yield policy.finding(rule.ID, problem)
+            for document_rule, conf in rules.document:
+                for problem in document_rule.check(conf, document, where):
+                    yield policy.finding(document_rule.ID, problem)

@@ -1,6 +1,6 @@
 """One module per kind of file; this package knows which kind a file is.
 
-Each module exports `SOURCE` (its name) and `find(text, path) -> list[Found]`.
+Each module exports `SOURCE` (its name) and `find(path, text) -> Searched`.
 Kind detection lives here and only here: by file name first, then, for
 generic YAML, by a cheap look at the top-level keys. A YAML file that is a
 template rather than YAML (Helm templates, `{{ }}` or `${}` placeholders) is
@@ -16,10 +16,10 @@ from pathlib import PurePosixPath
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow
-from pinguard.sources.base import Found, SourceError
+from pinguard.sources.base import Found, Searched, SourceError
 from pinguard.sources.yamlnodes import Located, is_templated
 
-FINDERS: dict[str, Callable[[str, str], list[Found]]] = {
+FINDERS: dict[str, Callable[[str, str], Searched]] = {
     module.SOURCE: module.find
     for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow)
 }
@@ -75,26 +75,26 @@ def _top_level(text: str, key: str) -> bool:
     return text.startswith(key + ":") or f"\n{key}:" in text
 
 
-def find(path: str, text: str, kind: str) -> list[Found]:
+def find(path: str, text: str, kind: str) -> Searched:
     """The references in a file of a known kind; a template that is not YAML is read line by line."""
     try:
-        found = FINDERS[kind](text, path)
+        searched = FINDERS[kind](path, text)
     except SourceError:
         if kind == dockerfile.SOURCE or not _looks_templated(text):
             raise
-        found = _template_lines(text, path, kind)
+        searched = Searched(_template_lines(path, text, kind))
     # A YAML alias reaches one written value from several places: it is one reference.
     unique: dict[int, Found] = {}
-    for item in found:
+    for item in searched.found:
         unique.setdefault(item.span.start, item)
-    return list(unique.values())
+    return Searched(list(unique.values()), searched.documents)
 
 
 def _looks_templated(text: str) -> bool:
     return "{{" in text or "{%" in text or "${" in text
 
 
-def _template_lines(text: str, path: str, kind: str) -> list[Found]:
+def _template_lines(path: str, text: str, kind: str) -> list[Found]:
     """`image:` lines of a file that is a template, not YAML."""
     where = Located(text, path, kind)
     found: list[Found] = []

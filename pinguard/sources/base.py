@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
+
+from yaml.nodes import Node
 
 from pinguard.reference import Reference
 
@@ -57,6 +60,16 @@ class Found:
     @property
     def column(self) -> int:
         return self.span.column
+
+
+class Searched(NamedTuple):
+    """What a source found in one file, and the YAML documents it parsed to find it.
+
+    The documents go on to the rules that read whole documents, so no file is parsed twice.
+    """
+
+    found: list[Found]
+    documents: list[Node] | None = None  # None: the source parsed none (a Dockerfile, a template, no `image` in it)
 
 
 class SourceError(Exception):

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from yaml.nodes import MappingNode, ScalarNode
 
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get
 
 SOURCE = "compose"
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    for document in compose(text):
+    documents = compose(text)
+    for document in documents:
         services = mapping_get(document, "services")
         if not isinstance(services, MappingNode):
             continue
@@ -21,4 +22,4 @@ def find(text: str, path: str) -> list[Found]:
             item = found_at(image, where) if isinstance(image, ScalarNode) else None
             if item is not None:
                 found.append(item)
-    return sorted(found, key=lambda f: f.span.start)
+    return Searched(sorted(found, key=lambda f: f.span.start), documents)

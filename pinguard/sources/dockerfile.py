@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources.base import Found, SourceError, Span
+from pinguard.sources.base import Found, Searched, SourceError, Span
 
 SOURCE = "dockerfile"
 
@@ -89,8 +89,8 @@ class _Scope:
         return any(parts) and any(_glob_matches(parts, stage) for stage in self.stages)
 
 
-def find(text: str, path: str) -> list[Found]:
-    return _Finder(text, path).run()
+def find(path: str, text: str) -> Searched:
+    return Searched(_Finder(text, path).run())
 
 
 class _Finder:

@@ -20,7 +20,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -36,16 +36,17 @@ SOURCE = "helm"
 _IMAGE_KEY = re.compile(r"(?i)(^|[a-z])image$")
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    for document in compose(text):
+    documents = compose(text)
+    for document in documents:
         found.extend(kubernetes.find_in(document, where))
         for mapping in _image_mappings(document):
             item = _structured(mapping, where)
             if item is not None:
                 found.append(item)
-    return sorted(found, key=lambda f: f.span.start)
+    return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
 def _image_mappings(document: Node) -> list[MappingNode]:

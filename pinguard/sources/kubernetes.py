@@ -15,7 +15,7 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pinguard.sources import runtime_env
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, scalars_under
 
 SOURCE = "kubernetes"
@@ -23,15 +23,16 @@ _KEYS = frozenset(("image", "runtimeEnvYAML", "serveConfigV2"))  # the last two 
 _POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "templates.gatekeeper.sh")
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     if "image" not in text:  # every key this kind looks for says "image"; most CRDs and configs do not
-        return []
+        return Searched([])
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    for document in compose(text):
+    documents = compose(text)
+    for document in documents:
         if not _skipped(document):
             found.extend(find_in(document, where))
-    return sorted(found, key=lambda f: f.span.start)
+    return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
 def find_in(document: Node, where: Located) -> list[Found]:
@@ -53,9 +54,7 @@ def _embedded_runtime_env(node: ScalarNode, where: Located) -> list[Found]:
         return []
     inner, to_file = located
     try:
-        from pinguard.sources.yamlnodes import compose as compose_inner
-
-        documents = compose_inner(inner)
+        documents = compose(inner)
     except Exception:
         return []
     return [item for doc in documents for item in runtime_env.find_in(doc, where, to_file)]

@@ -10,7 +10,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -24,17 +24,18 @@ from pinguard.sources.yamlnodes import (
 SOURCE = "kustomize"
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    for document in compose(text):
+    documents = compose(text)
+    for document in documents:
         images = mapping_get(document, "images")
         if isinstance(images, SequenceNode):
             for entry in images.value:
                 item = _entry(entry, where) if isinstance(entry, MappingNode) else None
                 if item is not None:
                     found.append(item)
-    return found
+    return Searched(found, documents)
 
 
 def _entry(entry: MappingNode, where: Located) -> Found | None:

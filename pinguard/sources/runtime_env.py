@@ -9,16 +9,17 @@ from collections.abc import Callable
 
 from yaml.nodes import Node, ScalarNode
 
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import Located, compose, found_at, same_position, walk_pairs
 
 SOURCE = "runtime_env"
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     where = Located(text, path, SOURCE)
-    found = [item for doc in compose(text) for item in find_in(doc, where)]
-    return sorted(found, key=lambda f: f.span.start)
+    documents = compose(text)
+    found = [item for doc in documents for item in find_in(doc, where)]
+    return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
 def find_in(document: Node, where: Located, to_file: Callable[[int], int] = same_position) -> list[Found]:

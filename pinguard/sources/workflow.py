@@ -9,24 +9,25 @@ from __future__ import annotations
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, Searched
 from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get
 
 SOURCE = "workflow"
 _DOCKER = "docker://"
 
 
-def find(text: str, path: str) -> list[Found]:
+def find(path: str, text: str) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    for document in compose(text):
+    documents = compose(text)
+    for document in documents:
         jobs = mapping_get(document, "jobs")
         for _, job in jobs.value if isinstance(jobs, MappingNode) else ():
             found.extend(_job(job, where))
         runs = mapping_get(document, "runs")
         if isinstance(runs, MappingNode):
             found.extend(_scalar(mapping_get(runs, "image"), where, _DOCKER))
-    return sorted(found, key=lambda f: f.span.start)
+    return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
 def _job(job: Node, where: Located) -> list[Found]:

@@ -52,9 +52,11 @@ _TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
 _PATTERN = re.compile(r"[*?!|]")  # policy patterns (Kyverno, Gatekeeper), never image references
 
 
-@functools.lru_cache(maxsize=1)  # `check` walks the documents a source just composed: parse once
 def compose(text: str) -> list[Node]:
-    """Every document of `text`; a syntax error becomes a SourceError with its position."""
+    """Every document of `text`; a syntax error becomes a SourceError with its position.
+
+    Sources hand the documents on (`Searched.documents`), so `check` need not parse a file again.
+    """
     try:
         return [doc for doc in yaml.compose_all(text, Loader=_Loader) if doc is not None]
     except yaml.MarkedYAMLError as exc:

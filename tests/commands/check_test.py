@@ -5,8 +5,10 @@ import os
 import stat
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from pinguard import lockfile
 from pinguard.cli import main
@@ -68,6 +70,25 @@ def test_bad_lockfile_or_policy_is_status_2(tree: Path, setup: object, message: 
 def test_project_policy_file_is_picked_up(tree: Path) -> None:
     (tree / ".pinguard.yaml").write_text("extends: default\nrules:\n  unpinned: 'off'\n")
     assert _run() == (0, "", "")
+
+
+def test_each_file_is_parsed_once_for_its_references_and_its_documents(
+        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The document rules (Ray, under aws-dlc) read the documents the source parsed, even after the
+    source parsed the runtimeEnvYAML inside them."""
+    text = (Path(__file__).resolve().parents[2] / "training" / "rayjob.yaml").read_text()
+    (tree / "rayjob.yaml").write_text(text)
+    parsed: list[str] = []
+    compose_all = yaml.compose_all
+
+    def counted(stream: str, Loader: Any) -> Any:
+        parsed.append(stream)
+        return compose_all(stream, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "compose_all", counted)
+    status, out, _ = _run("--policy", "aws-dlc", "rayjob.yaml")
+    assert status == 1 and "[unpinned]" in out
+    assert parsed.count(text) == 1
 
 
 def test_output_file(tree: Path) -> None:

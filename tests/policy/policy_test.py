@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.policy import PolicyError, load, preset
+from pinguard.policy import PolicyError, for_command, load, preset
+from pinguard.policy.rules import DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES
 from tests.policy.helpers import check_rule
 
 
@@ -16,7 +17,7 @@ def _policy(tmp_path: Path, text: str, name: str = "policy.yaml") -> Path:
 
 
 def test_default_preset_when_no_file_is_given() -> None:
-    policy = load([])
+    policy = for_command([], project=False)
     assert policy.rules["unpinned"]["level"] == "error"
     assert policy.rules["templated"]["level"] == "warning"
     assert policy.rules["allowed-registries"]["level"] == "off"
@@ -29,14 +30,31 @@ def test_extends_and_overrides(tmp_path: Path) -> None:
     assert policy.rules["denied-tags"] == {"level": "warning", "tags": ["latest", "edge"], "untagged": True}
     assert policy.rules["unpinned"]["level"] == "off"
     assert load([preset("aws-dlc")]).rules["moving-tag"]["level"] == "warning"
-    assert load([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"  # a preset named on the command line
+    assert for_command([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"  # a preset named on the command line
 
 
 def test_registry_rates_are_merged_later_files_winning(tmp_path: Path) -> None:
     base = _policy(tmp_path, "registries:\n  public.ecr.aws: {rate: 1}\n  ghcr.io: {rate: 5}\n", "base.yaml")
     child = _policy(tmp_path, f"extends: {base.name}\nregistries:\n  public.ecr.aws: {{rate: 10}}\n")
     assert load([child]).rates == {"public.ecr.aws": 10.0, "ghcr.io": 5.0}
-    assert load([]).rates == {}
+    assert for_command([], project=False).rates == {}
+
+
+def test_the_project_policy_is_the_default_only_where_the_command_reads_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".pinguard.yaml").write_text("rules:\n  unpinned: 'off'\n")
+    assert for_command([]).rules["unpinned"]["level"] == "off"  # check, the online commands
+    assert for_command([], "aws-dlc", project=False).rules["ray-efa"]["level"] == "error"  # run: its preset
+    assert for_command([Path("default")], "aws-dlc").rules["ray-efa"]["level"] == "off"  # named wins
+    (tmp_path / "default").write_text("rules:\n  templated: error\n")  # a file by that name is that file
+    assert for_command([Path("default")], "aws-dlc").rules["templated"]["level"] == "error"
+
+
+def test_every_rule_runs_as_its_type_says() -> None:
+    kinds = {"reference": REFERENCE_RULES, "document": DOCUMENT_RULES, "lock": LOCK_RULES}
+    assert sorted(rule.ID for rules in kinds.values() for rule in rules) == sorted(RULES)
+    assert all(rule.TYPE == kind for kind, rules in kinds.items() for rule in rules)
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,7 @@ spec:
 
 
 def test_a_template_that_is_not_yaml_is_read_line_by_line() -> None:
-    found = sources.find("templates/deploy.yaml", TEMPLATE, "kubernetes")
+    found = sources.find("templates/deploy.yaml", TEMPLATE, "kubernetes").found
     assert [(f.line, f.column, f.value, f.reference is not None) for f in found] == [
         (8, 19, "{{ .Values.image.repository }}:{{ .Values.image.tag }}", False),
         (10, 18, "busybox:1.36", True),
@@ -79,5 +79,5 @@ def test_invalid_yaml_without_templates_is_an_error() -> None:
 
 
 def test_a_mapping_used_as_a_key_is_no_image_key() -> None:
-    assert sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes") == []
-    assert sources.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes")[0].value == "nginx:1.25"
+    assert sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found == []
+    assert sources.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes").found[0].value == "nginx:1.25"

@@ -105,20 +105,20 @@ def check_spans(text: str, found: list[Found]) -> None:
 
 @pytest.mark.parametrize(("source", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
 def test_find(source: str, expected: list[Row]) -> None:
-    found = dockerfile.find(source, "Dockerfile")
+    found = dockerfile.find("Dockerfile", source).found
     check_spans(source, found)
     assert [(f.line, f.column, f.value, None if f.reference is None else str(f.reference)) for f in found] == expected
 
 
 @pytest.mark.parametrize(("source", "problem"), PROBLEMS)
 def test_problem(source: str, problem: str) -> None:
-    found = dockerfile.find(source, "Dockerfile")
+    found = dockerfile.find("Dockerfile", source).found
     assert [f.problem for f in found if f.reference is None] == [problem]
 
 
 def test_unterminated_heredoc_is_a_source_error() -> None:
     with pytest.raises(SourceError, match="unterminated heredoc <<EOF") as caught:
-        dockerfile.find("FROM alpine:3\n\nRUN <<EOF\necho\n", "Dockerfile")
+        dockerfile.find("Dockerfile", "FROM alpine:3\n\nRUN <<EOF\necho\n")
     assert (caught.value.line, caught.value.column) == (3, 1)
 
 
@@ -134,7 +134,7 @@ FRAGMENTS = [
 @given(st.one_of(st.text(), st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)))
 def test_any_text(text: str) -> None:
     try:
-        found = dockerfile.find(text, "Dockerfile")
+        found = dockerfile.find("Dockerfile", text).found
     except SourceError:
         return
     check_spans(text, found)
@@ -150,6 +150,6 @@ def _corpus_files() -> list[Path]:
 @pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = path.read_text(encoding="utf-8").removeprefix("\ufeff")
-    found = dockerfile.find(text, "Dockerfile")
+    found = dockerfile.find("Dockerfile", text).found
     check_spans(text, found)
     assert capsys.readouterr() == ("", "")

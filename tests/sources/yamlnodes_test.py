@@ -77,7 +77,7 @@ KINDS = [  # lines after the bomb, holding nginx:1.25 once, reached through it; 
 
 @pytest.mark.parametrize(("kind", "lines", "written"), KINDS)
 def test_a_merge_key_bomb_is_scanned(kind: str, lines: list[str], written: tuple[int, int, str]) -> None:
-    found = sources.find("x.yaml", "\n".join([*BOMB, *lines, ""]), kind)
+    found = sources.find("x.yaml", "\n".join([*BOMB, *lines, ""]), kind).found
     line, column, value = written
     assert [(f.line, f.column, f.value) for f in found] == [(len(BOMB) + line, column, value)]
     assert [str(f.reference) for f in found] == ["docker.io/library/nginx:1.25"]
@@ -126,7 +126,7 @@ def test_thousands_of_references_in_one_file_are_each_where_written(newline: str
         lines.append(f"    - {{name: a{pad}, image: {value}}}" if n % 3 else f"    - image: '{value}'")
         expected.append((len(lines), lines[-1].index(value) + 1, value))
     text = newline.join(lines) + newline
-    found = sources.find("pods.yaml", text, "kubernetes")
+    found = sources.find("pods.yaml", text, "kubernetes").found
     assert [(f.line, f.column, f.value) for f in found] == expected
     assert [(f.line, f.column) for f in found] == [_naive(text, f.span.start) for f in found]
 
@@ -139,5 +139,5 @@ def test_thousands_of_references_in_a_template_are_each_where_written() -> None:
         lines += [f"- name: pod-{n}", f"  image: {value}"]
         expected.append((len(lines), 10, value))
     text = "\n".join(lines) + "\n"
-    found = sources.find("pods.yaml", text, "kubernetes")
+    found = sources.find("pods.yaml", text, "kubernetes").found
     assert [(f.line, f.column, f.value) for f in found] == expected

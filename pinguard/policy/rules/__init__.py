@@ -2,19 +2,25 @@
 
 Each module declares `ID` (kebab-case), `TYPE` (what `check` receives),
 `CONF` (option name to type: `str`, `bool`, `int`, or `[str]` for a list of
-strings), `DEFAULT` (level and options) and `check`:
+strings), `DEFAULT` (level and options) and `check`, whose signature is its
+TYPE's Protocol below:
 
-- TYPE "reference": `check(conf, found, context)`, once per image reference;
-- TYPE "document": `check(conf, document, where)`, once per Kubernetes document;
-- TYPE "lock": `check(conf, found, context, lock_text)`, once per run.
+- TYPE "reference" (`ReferenceRule`): once per image reference;
+- TYPE "document" (`DocumentRule`): once per Kubernetes or runtime_env document;
+- TYPE "lock" (`LockRule`): once per run, over every reference found.
 
 Rules yield `Problem`s; the policy stamps rule and severity, and applies
 suppressions, so rules know nothing of either.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from types import ModuleType
+from typing import Protocol
 
+from yaml.nodes import Node
+
+from pinguard.findings import Problem
 from pinguard.policy.rules import (
     allowed_registries,
     denied_tags,
@@ -28,22 +34,44 @@ from pinguard.policy.rules import (
     unpinned,
     unused_lock_entry,
 )
+from pinguard.policy.rules.common import Conf, Context
+from pinguard.sources.base import Found
+from pinguard.sources.yamlnodes import Located
 
+
+class Rule(Protocol):
+    """What every rule module declares."""
+
+    ID: str
+    TYPE: str
+    CONF: dict[str, object]
+    DEFAULT: dict[str, object]
+
+
+class ReferenceRule(Rule, Protocol):
+    def check(self, conf: Conf, found: Found, context: Context) -> Iterator[Problem]: ...
+
+
+class DocumentRule(Rule, Protocol):
+    def check(self, conf: Conf, document: Node, where: Located) -> Iterator[Problem]: ...
+
+
+class LockRule(Rule, Protocol):
+    def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
+
+
+_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, templated, unpinned)
+_DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)
+_LOCK = (unused_lock_entry,)
+
+# mypy holds each module to its TYPE's Protocol here, where it still knows which module each one is.
+REFERENCE_RULES: tuple[ReferenceRule, ...] = _REFERENCE
+DOCUMENT_RULES: tuple[DocumentRule, ...] = _DOCUMENT
+LOCK_RULES: tuple[LockRule, ...] = _LOCK
+
+# Every rule in ID order, for what reads a rule without running it: policy options, documentation, SARIF.
 RULES: dict[str, ModuleType] = {
-    module.ID: module
-    for module in (
-        allowed_registries,
-        denied_tags,
-        digest_mismatch,
-        moving_tag,
-        not_locked,
-        ray_efa,
-        ray_same_image,
-        runtime_env_pins,
-        templated,
-        unpinned,
-        unused_lock_entry,
-    )
+    module.ID: module for module in sorted((*_REFERENCE, *_DOCUMENT, *_LOCK), key=lambda module: module.ID)
 }
 
 

@@ -56,7 +56,6 @@ CONF: dict[str, object] = {"require": [str]}
 DEFAULT: dict[str, object] = {"level": "off", "require": ["FI_PROVIDER", "NCCL_SOCKET_IFNAME", "vpc.amazonaws.com/efa"]}
 
 _GPU = "nvidia.com/gpu"
-# Where each Ray kind keeps its cluster: the keys from the document down to the RayClusterSpec.
 _VALUES = {"FI_PROVIDER": "efa"}  # env vars that must hold one value, not just be set
 _EXAMPLES = {**_VALUES, "NCCL_SOCKET_IFNAME": "eth0"}  # eth0 is the pod's interface on EKS
 _WHY = "otherwise NCCL falls back to TCP sockets silently and the job runs at half speed"
