@@ -145,7 +145,9 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         raise PinguardError("--timeout must be a number of seconds above 0")
     tag_rules, rates = TagRules(), parse_rates(args.rate)
     mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
-    if hasattr(args, "deadline"):  # an online command: its policy says which tags move and how fast to ask
+    # A command that will reach registries: its policy says which tags move and how fast to ask.
+    # `pin` does only with --resolve; without it, it runs on every commit and needs no policy.
+    if hasattr(args, "deadline") and getattr(args, "resolve", True):
         from pinguard.policy import for_command
 
         policy = for_command(args.policy)

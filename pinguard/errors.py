@@ -5,6 +5,8 @@ anything else is a bug and keeps its traceback.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class PinguardError(Exception):
     """An error the user can act on; its text is the whole message."""
@@ -32,3 +34,12 @@ class DeadlinePassed(RegistryError):
     def __init__(self, registry: str, message: str) -> None:
         super().__init__(message)
         self.registry = registry
+
+
+def deadline_lines(errors: Iterable[object], total: int, left: str) -> list[str]:
+    """One line per registry the run's deadline cut short, however many items it left `left` (of `total`)."""
+    late: dict[str, list[DeadlinePassed]] = {}
+    for error in errors:
+        if isinstance(error, DeadlinePassed):
+            late.setdefault(error.registry, []).append(error)
+    return [f"{cut[0]}; {len(cut)} of {total} {left}" for cut in late.values()]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from pinguard.errors import DeadlinePassed, PinguardError, RegistryError
+from pinguard.errors import DeadlinePassed, PinguardError, RegistryError, deadline_lines
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
 
@@ -123,16 +123,9 @@ class Resolved:
 def failure_lines(outcomes: Mapping[Reference, Resolved | PinguardError]) -> list[str]:
     """What to say of the references that failed: a line each, except that a registry whose
     requests the run's deadline cut short is named once, with how many references were left."""
-    lines: list[str] = []
-    late: dict[str, list[DeadlinePassed]] = {}
-    for reference, outcome in outcomes.items():
-        if isinstance(outcome, DeadlinePassed):
-            late.setdefault(outcome.registry, []).append(outcome)
-        elif isinstance(outcome, PinguardError):
-            lines.append(f"{reference.familiar()}: {outcome}")
-    for errors in late.values():
-        lines.append(f"{errors[0]}; {len(errors)} of {len(outcomes)} references left unresolved")
-    return lines
+    lines = [f"{reference.familiar()}: {outcome}" for reference, outcome in outcomes.items()
+             if isinstance(outcome, PinguardError) and not isinstance(outcome, DeadlinePassed)]
+    return lines + deadline_lines(outcomes.values(), len(outcomes), "references left unresolved")
 
 
 def utc_now() -> str:

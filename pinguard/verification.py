@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from pinguard import lockfile
-from pinguard.errors import DeadlinePassed, DigestMismatch, NotFound, PinguardError
+from pinguard import errors, lockfile
+from pinguard.errors import DigestMismatch, NotFound, PinguardError
 from pinguard.lockfile import Lock, LockEntry, LockfileError
 from pinguard.options import Options
 from pinguard.progress import Progress
@@ -89,11 +89,7 @@ def check(entries: Sequence[LockEntry], client: RegistryClient, options: Options
 
 def deadline_lines(verdicts: Sequence[Verdict]) -> list[str]:
     """One line per registry whose requests the run's deadline cut short, with how many entries were left."""
-    late: dict[str, list[DeadlinePassed]] = {}
-    for verdict in verdicts:
-        if isinstance(verdict.error, DeadlinePassed):
-            late.setdefault(verdict.error.registry, []).append(verdict.error)
-    return [f"{errors[0]}; {len(errors)} of {len(verdicts)} entries left unverified" for errors in late.values()]
+    return errors.deadline_lines((verdict.error for verdict in verdicts), len(verdicts), "entries left unverified")
 
 
 def _check_or_error(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verdict:
