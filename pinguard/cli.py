@@ -15,11 +15,12 @@ from typing import TextIO
 
 from pinguard import __version__
 from pinguard.errors import PinguardError
-from pinguard.options import Options
+from pinguard.options import PROJECT_POLICY, Options
 from pinguard.registry.cache import default_cache_dir
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings, parse_mirrors, parse_rates
 from pinguard.resolve import TagRules
+from pinguard.sources.base import SourceSettings
 
 
 def _add_common_options(parser: argparse.ArgumentParser) -> None:
@@ -43,10 +44,14 @@ def _add_common_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-v", "--verbose", action="store_true", help="log each registry request to stderr")
 
 
-def _add_online_options(parser: argparse.ArgumentParser) -> None:
+def _add_policy_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
-                        help="policy file or shipped preset name, for its tag rules and registry rates "
-                             "(repeatable; default: .pinguard.yaml if present)")
+                        help="policy file or shipped preset name, for its tag rules, registry rates and Helm "
+                             "settings (repeatable; default: .pinguard.yaml if present)")
+
+
+def _add_online_options(parser: argparse.ArgumentParser) -> None:
+    _add_policy_option(parser)
     parser.add_argument("--timeout", dest="deadline", type=float, default=600.0, metavar="S",
                         help="give up on registries after S seconds in all (default 600)")
 
@@ -67,6 +72,7 @@ def _parser() -> argparse.ArgumentParser:
     scan = commands.add_parser("scan", help="list every image reference with its place in the file")
     _add_paths(scan)
     scan.add_argument("--format", choices=("text", "json"), default="text")
+    _add_policy_option(scan)
     _add_common_options(scan)
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
@@ -143,15 +149,17 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     deadline = getattr(args, "deadline", 600.0)
     if not 0 < deadline < float("inf"):
         raise PinguardError("--timeout must be a number of seconds above 0")
-    tag_rules, rates = TagRules(), parse_rates(args.rate)
+    tag_rules, rates, sources = TagRules(), parse_rates(args.rate), SourceSettings()
     mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
-    # A command that will reach registries: its policy says which tags move and how fast to ask.
-    # `pin` does only with --resolve; without it, it runs on every commit and needs no policy.
-    if hasattr(args, "deadline") and getattr(args, "resolve", True):
+    # The policy says how to read files (Helm charts that read `digest`), which tags move and how
+    # fast to ask registries. `check` and `run` choose theirs with their own defaults. An offline
+    # command (`scan`, `pin` on every commit) with no policy at hand needs none of the default's.
+    online = hasattr(args, "deadline") and getattr(args, "resolve", True)
+    if args.command not in ("check", "run", "audit") and (online or args.policy or PROJECT_POLICY.is_file()):
         from pinguard.policy import for_command
 
         policy = for_command(args.policy)
-        tag_rules, rates = policy.tag_rules, {**policy.rates, **rates}
+        tag_rules, rates, sources = policy.tag_rules, {**policy.rates, **rates}, policy.sources
     return Options(
         stdout=stdout,
         stderr=stderr,
@@ -172,6 +180,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         verbose=args.verbose,
         env=env,
         tag_rules=tag_rules,
+        sources=sources,
     )
 
 

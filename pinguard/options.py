@@ -9,6 +9,9 @@ from typing import TextIO
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve import TagRules
+from pinguard.sources.base import SourceSettings
+
+PROJECT_POLICY = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in
 
 
 @dataclass(frozen=True)
@@ -23,3 +26,4 @@ class Options:
     verbose: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     tag_rules: TagRules = field(default_factory=TagRules)  # from the policy: which tags move
+    sources: SourceSettings = field(default_factory=SourceSettings)  # from the policy: how to read files

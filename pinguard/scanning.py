@@ -13,7 +13,7 @@ from yaml.nodes import Node
 
 from pinguard import sources
 from pinguard.files import TextFile, UnreadableFile, walk
-from pinguard.sources.base import Found, SourceError
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
 
 
 @dataclass(frozen=True)
@@ -39,12 +39,12 @@ class Scan:
         return [item for scanned in self.files for item in scanned.found]
 
 
-def scan(paths: Sequence[str]) -> Scan:
+def scan(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
     with quiet_collector():
         # Every record is kept: with their documents they would hold every file's nodes at once.
-        result.files.extend(scanned.without_documents() for scanned in each_file(paths, result.errors))
+        result.files.extend(scanned.without_documents() for scanned in each_file(paths, result.errors, settings))
     return result
 
 
@@ -61,9 +61,9 @@ def quiet_collector() -> Iterator[None]:
             gc.enable()
 
 
-def scan_for_writing(paths: Sequence[str], stderr: TextIO) -> Scan | None:
+def scan_for_writing(paths: Sequence[str], stderr: TextIO, settings: SourceSettings) -> Scan | None:
     """The scan a writing command needs: every file read, else the errors reported and None."""
-    result = scan(paths)
+    result = scan(paths, settings)
     for error in result.errors:
         print(f"pinguard: {error}", file=stderr)
     if result.errors:
@@ -72,12 +72,14 @@ def scan_for_writing(paths: Sequence[str], stderr: TextIO) -> Scan | None:
     return result
 
 
-def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
+def each_file(paths: Sequence[str], errors: list[str],
+              settings: SourceSettings = DEFAULT_SETTINGS) -> Iterator[ScannedFile]:
     """Each file scanned, as soon as it is: callers that look at one file at a time keep none.
 
     A file that cannot be read or parsed adds "path:line:column: message" to `errors`,
     and so does a path named that does not exist or is not a file pinguard reads: a
-    typo in a CI gate must fail it, not pass it with nothing checked.
+    typo in a CI gate must fail it, not pass it with nothing checked. Every other file
+    named is read: `may_hold_images` and `detect` agree on which files have a kind.
     """
     named = [argument for argument in paths if _usable(argument, errors)]
     if paths and not named:
@@ -91,10 +93,8 @@ def each_file(paths: Sequence[str], errors: list[str]) -> Iterator[ScannedFile]:
             errors.append(f"{path}:1:1: {exc}")
             continue
         kind = sources.detect(path.as_posix(), file.text)
-        if kind is None:
-            continue
         try:
-            searched = sources.find(path.as_posix(), file.text, kind)
+            searched = sources.find(path.as_posix(), file.text, kind, settings)
         except SourceError as exc:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
@@ -107,6 +107,7 @@ def _usable(argument: str, errors: list[str]) -> bool:
         return False
     if not os.path.isdir(argument) and not sources.may_hold_images(os.path.basename(argument)):
         errors.append(f"{argument}: not a file pinguard reads (YAML or JSON manifests, values, workflows; "
+                      "templates of them such as *.tpl, *.yaml.tmpl, *.yaml.gotmpl, *.yaml.j2, *.yaml.template; "
                       "Dockerfiles and Containerfiles)")
         return False
     return True

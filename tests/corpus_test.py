@@ -233,10 +233,12 @@ SANITY: list[tuple[str, int, list[tuple[int, int, str, str | None]]]] = [
     ("aws-dlc/dlc-vllm.Dockerfile", 1, [
         (3, 16, "vllm/vllm-openai:v0.27.1", "docker.io/vllm/vllm-openai:v0.27.1"),
     ]),
-    ("github/postgres-nio-test.yml", 5, [  # matrix entries are not images; psql-b aliases psql-a: one reference
-        (23, 16, "${{ matrix.swift-image }}", None),
+    ("github/postgres-nio-test.yml", 13, [  # the matrix values `${{ matrix.x }}` takes; psql-b aliases psql-a
+        (19, 13, "swift:6.1-jammy", "docker.io/library/swift:6.1-jammy"),
+        (22, 13, "swiftlang/swift:nightly-main-noble", "docker.io/swiftlang/swift:nightly-main-noble"),
+        (45, 13, "postgres:18", "docker.io/library/postgres:18"),
+        (49, 29, "postgres:18", "docker.io/library/postgres:18"),  # an include entry: pinned with the list
         (56, 14, "swift:6.3-noble", "docker.io/library/swift:6.3-noble"),
-        (71, 16, "${{ matrix.postgres-image }}", None),
         (149, 16, "swift:noble", "docker.io/library/swift:noble"),
         (176, 16, "swift:noble", "docker.io/library/swift:noble"),
     ]),
@@ -298,14 +300,17 @@ def test_pinned_bytes_are_the_old_bytes_with_the_pin_edits(pinned: Pinned) -> No
                 tag = "" if item.reference.tag else ":latest"  # untagged: written with the tag it was locked at
                 assert edit.text == found.value.partition("@")[0] + tag + "@" + digest
                 continue
-            # The digest field: filled in place, or added as a `digest: ...` / `sha: ...` entry.
+            # The digest field: filled in place, added as a `digest: ...` / `sha: ...` entry, or
+            # written into the tag (`tag: 1.2@sha256:...`, quoted in a flow mapping).
             written = digest.partition(":")[2] if found.digest_field.hex_only else digest
-            body = edit.text.rstrip("\r\n")
+            body = edit.text.rstrip("\r\n").removesuffix('"')
             assert body.endswith(written), (path, edit)
             key = body[:-len(written)]
-            assert key in ("", " ") or key.endswith(("digest: ", "sha: ")), (path, edit)
             old_digest = item.reference.digest or ""
-            assert text[edit.start:edit.end] in ("", "~", "null", old_digest, old_digest.partition(":")[2]), path
+            tag = item.reference.tag or ""
+            assert key in ("", " ", "@", f'"{tag}@') or key.endswith(("digest: ", "sha: ")), (path, edit)
+            assert text[edit.start:edit.end] in ("", "~", "null", tag, old_digest, old_digest.partition(":")[2],
+                                                 "@" + old_digest), path
 
 
 def test_second_pin_changes_nothing(pinned: Pinned) -> None:

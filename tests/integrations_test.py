@@ -84,7 +84,8 @@ NAMES = [
     "pod.yaml", "deploy/job.yml", "k8s/list.json", "chart/values.yaml.tmpl", "ray/runtime_env.yaml-template",
     "CONFIG.YAML", "Dockerfile", "docker/Dockerfile.gpu", "train.Dockerfile", "Dockerfile-dev", "build/Containerfile",
     "docker-compose.yml", "README.md", "pinguard.lock", ".pinguard.lock.lck", "setup.py", "Makefile",
-    "dockerfiles/README", "notdockerfile", "yaml/notes.txt", "scripts/setup.sh",
+    "dockerfiles/README", "notdockerfile", "yaml/notes.txt", "scripts/setup.sh", "docs/Dockerfile.md",
+    "chart/templates/_helpers.tpl", "deploy/a.yaml.gotmpl", "ansible/playbook.yml.j2", "k8s/job.yaml.template",
 ]
 
 

@@ -69,3 +69,56 @@ def test_streamed_records_carry_their_documents_and_kept_ones_do_not(tree: Path)
     (streamed,) = each_file(["pod.yaml"], [])
     assert streamed.documents is not None and len(streamed.documents) == 1
     assert [kept.documents for kept in scan(["pod.yaml"]).files] == [None]
+
+
+@pytest.mark.parametrize("command", ["scan", "check", "pin"])
+def test_a_markdown_file_named_like_a_dockerfile_is_refused(tree: Path, command: str) -> None:
+    (tree / "Dockerfile.md").write_text("FROM nginx:1.25\n")
+    status, _, err = _run(command, "Dockerfile.md")
+    assert status == 2
+    assert "pinguard: Dockerfile.md: not a file pinguard reads" in err
+
+
+TEMPLATES = {
+    "_helpers.tpl": '{{- define "x.image" -}}\nimage: {{ .Values.image }}\n{{- end }}\n',
+    "deploy.yaml.tmpl": "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n",
+    "values.yaml.gotmpl": "image: {{ requiredEnv \"IMAGE\" }}\n",
+    "playbook.yml.j2": "- hosts: all\n  vars:\n    image: \"{{ image }}\"\n",
+    "task.json.tpl": '[\n  {\n    "name": "app",\n    "image": "${image}"\n  }\n]\n',
+    "Dockerfile.j2": "FROM nginx:1.25\n",
+    "deploy.yaml.in": POD,
+}
+
+
+def test_every_file_named_is_read(tree: Path) -> None:
+    for name, text in TEMPLATES.items():
+        (tree / name).write_text(text)
+    errors: list[str] = []
+    read = {scanned.file.path.name: (scanned.kind, len(scanned.found))
+            for scanned in each_file(list(TEMPLATES), errors)}
+    assert errors == []
+    assert read == {
+        "_helpers.tpl": ("template", 1), "deploy.yaml.tmpl": ("template", 1), "values.yaml.gotmpl": ("template", 1),
+        "playbook.yml.j2": ("template", 1), "task.json.tpl": ("template", 1), "Dockerfile.j2": ("dockerfile", 1),
+        "deploy.yaml.in": ("kubernetes", 1),
+    }
+
+
+@pytest.mark.parametrize("command", ["scan", "check"])
+def test_a_template_named_reports_what_it_cannot_resolve(tree: Path, command: str) -> None:
+    (tree / "_helpers.tpl").write_text(TEMPLATES["_helpers.tpl"])
+    status, out, err = _run(command, "_helpers.tpl")
+    assert err == ""
+    if command == "scan":
+        assert (status, out) == (0, "_helpers.tpl:2:8: {{ .Values.image }} (template): not resolvable: "
+                                    "templated value '{{ .Values.image }}' cannot be resolved\n")
+    else:
+        assert "_helpers.tpl:2:8" in out and "templated" in out
+
+
+def test_a_folder_walked_skips_other_files_quietly(tree: Path) -> None:
+    (tree / "Dockerfile.md").write_text("FROM nginx:1.25\n")
+    (tree / "_helpers.tpl").write_text(TEMPLATES["_helpers.tpl"])
+    status, out, err = _run("scan", ".")
+    assert (status, err) == (0, "")
+    assert [line.partition(":")[0] for line in out.splitlines()] == ["_helpers.tpl", "pod.yaml"]

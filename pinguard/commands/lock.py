@@ -11,7 +11,7 @@ from pinguard.scanning import scan_for_writing
 
 
 def lock(paths: list[str], options: Options) -> int:
-    result = scan_for_writing(paths, options.stderr)
+    result = scan_for_writing(paths, options.stderr, options.sources)
     locked = None if result is None else update_lockfile(result, options)
     if locked is None:
         return 2

@@ -19,7 +19,7 @@ from pinguard.scanning import scan_for_writing
 def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
-    result = scan_for_writing(paths, options.stderr)
+    result = scan_for_writing(paths, options.stderr, options.sources)
     if result is None:
         return 2
     if resolve:  # online only when asked, and only for what the lock is missing

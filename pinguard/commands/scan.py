@@ -11,7 +11,7 @@ from pinguard.sources.base import Found
 def scan(paths: list[str], options: Options, *, fmt: str = "text") -> int:
     errors: list[str] = []
     with quiet_collector():  # one file at a time: only the references are kept, not every file's text
-        found = [item for scanned in each_file(paths, errors) for item in scanned.found]
+        found = [item for scanned in each_file(paths, errors, options.sources) for item in scanned.found]
     for error in errors:
         print(f"pinguard: {error}", file=options.stderr)
     if fmt == "json":  # one reference a line: readable, diffable, and quick to write for thousands

@@ -24,7 +24,7 @@ from pinguard.verification import Status, check_with_progress, deadline_lines, r
 def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: str = "text") -> int:
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
-    result = scan_for_writing(paths, options.stderr)
+    result = scan_for_writing(paths, options.stderr, options.sources)
     if result is None:
         return 2
     with lockfile.exclusive(options.lockfile):

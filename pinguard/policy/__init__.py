@@ -13,6 +13,8 @@ A policy file is YAML:
       denied-tags: {level: error, tags: [latest], untagged: true}
     registries:                 # for the online commands: at most `rate` requests per second
       public.ecr.aws: {rate: 10}
+    helm:                       # values files whose chart (not in this repository) reads image `digest:`
+      digest-read: ["deploy/values-*.yaml"]
 
 Everything is validated once, when the policy is loaded: an unknown key, rule
 or option, or a value of the wrong type, is a `PolicyError` naming the file
@@ -31,13 +33,14 @@ import yaml
 
 from pinguard.errors import PinguardError
 from pinguard.findings import Finding, Problem
+from pinguard.options import PROJECT_POLICY
 from pinguard.policy.rules import RULES, Rule
 from pinguard.resolve import TagRule, TagRules
+from pinguard.sources.base import SourceSettings
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"
-PROJECT = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in
 LEVELS = ("error", "warning", "off")
-_KEYS = ("extends", "exclude", "tags", "rules", "registries")
+_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm")
 _IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
 
 _R = TypeVar("_R", bound=Rule)
@@ -53,6 +56,7 @@ class Policy:
     exclude: tuple[str, ...] = ()
     tag_rules: TagRules = field(default_factory=TagRules)
     rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
+    sources: SourceSettings = field(default_factory=SourceSettings)
 
     def enabled(self, rules: Iterable[_R]) -> list[tuple[_R, Mapping[str, Any]]]:
         """Those of `rules` (one TYPE's) this policy has on, in ID order, each with its options."""
@@ -72,19 +76,20 @@ def for_command(named: Sequence[Path], default: str = "default", *, project: boo
     """The policy a command runs under: the one place that picks it.
 
     The policies named with `--policy`, later ones overriding earlier ones; a bare name
-    (no folder, no suffix) that is no file is a shipped preset (`--policy aws-dlc`). None
-    named: `.pinguard.yaml` in the current folder when `project` and it is there, else the
-    preset `default`. `run` passes its own preset and no project file.
+    (no folder, no suffix) that is no file is a shipped preset (`--policy aws-dlc`), even
+    where a folder of that name is at hand. None named: `.pinguard.yaml` in the current
+    folder when `project` and it is there, else the preset `default`. `run` passes its own
+    preset and no project file.
     """
     if named:
-        return load(preset(path.name) if not path.exists() and path.name == str(path) and not path.suffix else path
+        return load(preset(path.name) if not path.is_file() and path.name == str(path) and not path.suffix else path
                     for path in named)
-    return load([PROJECT if project and PROJECT.is_file() else preset(default)])
+    return load([PROJECT_POLICY if project and PROJECT_POLICY.is_file() else preset(default)])
 
 
 def load(paths: Iterable[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones."""
-    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}}
+    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": []}
     for path in paths:
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
@@ -132,14 +137,14 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
-    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}}
+    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": []}
     if "extends" in data:
         base = data["extends"]
         if not isinstance(base, str):
             raise PolicyError(f"invalid policy {path}: extends: expected a preset name or a path")
         base_path = path.parent / base if base.endswith((".yaml", ".yml")) else preset(base)
         _merge(result, _read(base_path, (*seen, path.resolve())))
-    for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict)):
+    for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict)):
         if key in data and not isinstance(data[key], kind):
             raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
         if kind is dict and isinstance(data.get(key), dict):
@@ -148,7 +153,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
         raise PolicyError(f"invalid policy {path}: exclude: expected a list of glob patterns")
     tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
-                    "tags": tags, "rates": _rates(path, data.get("registries") or {})})
+                    "tags": tags, "rates": _rates(path, data.get("registries") or {}),
+                    "digest_read": _digest_read(path, data.get("helm") or {})})
     return result
 
 
@@ -190,6 +196,17 @@ def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
     return rates
 
 
+def _digest_read(path: Path, helm: dict[Any, Any]) -> list[str]:
+    """`helm: {digest-read: [GLOB]}`: values files whose chart reads the image block's `digest:`."""
+    unknown = sorted(set(helm) - {"digest-read"})
+    if unknown:
+        raise PolicyError(f"invalid policy {path}: helm: unknown key {unknown[0]!r} (known: digest-read)")
+    globs = helm.get("digest-read", [])
+    if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
+        raise PolicyError(f"invalid policy {path}: helm.digest-read: expected a list of glob patterns")
+    return globs
+
+
 def _check_option(path: Path, rule: str, option: str, value: object) -> None:
     where = f"invalid policy {path}: rules.{rule}.{option}"
     if option == "level":
@@ -213,11 +230,13 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     into["exclude"].extend(other["exclude"])
     into["tags"][:0] = other["tags"]  # first match wins: a later policy's (or the file's own) rules come first
     into["rates"].update(other["rates"])
+    into["digest_read"].extend(other["digest_read"])
 
 
 def _validated(merged: Mapping[str, Any]) -> Policy:
     rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
-    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]))
+    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]),
+                  SourceSettings(tuple(merged["digest_read"])))
 
 
 def _tag_rule(path: Path, entry: object) -> TagRule:

@@ -39,7 +39,7 @@ def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, keep_files: b
     whole_tree = all(Path(p).is_dir() for p in paths)
     errors: list[str] = []
     kept: list[ScannedFile] = []
-    files = each_file(paths, errors)
+    files = each_file(paths, errors, policy.sources)
     with quiet_collector():
         found = findings(policy, _keeping(files, kept) if keep_files else files, context, lock_text or "",
                          whole_tree=whole_tree)

@@ -2,54 +2,79 @@
 
 Each module exports `SOURCE` (its name) and `find(path, text) -> Searched`.
 Kind detection lives here and only here: by file name first, then, for
-generic YAML, by a cheap look at the top-level keys. A YAML file that is a
-template rather than YAML (Helm templates, `{{ }}` or `${}` placeholders) is
-searched line by line for image keys, and what it holds is reported as not
-resolvable where it is templated.
+generic YAML, by a cheap look at the top-level keys.
+
+Templates are never passed over in silence. A file named as a template
+(`_helpers.tpl`, `*.yaml.tmpl`, `*.yaml.gotmpl`, `*.yml.j2`, ...) is of kind
+`template`: its text is not YAML, so it is read line by line for `image:` and
+`image_uri:` keys, and neither its name nor its text says reliably what it
+renders to. A YAML file that turns out to be a template (a Helm chart's
+`templates/`) is read the same way under its own kind. Templated values are
+reported as not resolvable; literal ones are pinned in place.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
+from yaml.nodes import MappingNode, Node
+
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow
-from pinguard.sources.base import Found, Searched, SourceError
-from pinguard.sources.yamlnodes import Located, is_templated
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings
+from pinguard.sources.yamlnodes import Located, is_templated, walk_pairs
 
-FINDERS: dict[str, Callable[[str, str], Searched]] = {
-    module.SOURCE: module.find
-    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow)
-}
+TEMPLATE = "template"
 
-_YAML_NAME = re.compile(r"\.(ya?ml|json)(-template|\.tmpl|\.tpl|\.j2|\.in)?$", re.IGNORECASE)
+# YAML or JSON, or a template of it. `-template` and `.in` files are mostly filled by envsubst or
+# configure and are YAML as they stand; the others are templates (`_TEMPLATE_NAME`).
+_YAML_NAME = re.compile(r"\.(ya?ml|json)([.-]template|\.tmpl|\.gotmpl|\.tpl|\.j2|\.in)?$", re.IGNORECASE)
+_TEMPLATE_NAME = re.compile(r"\.tpl$|\.(ya?ml|json)\.(template|tmpl|gotmpl|j2)$", re.IGNORECASE)
 _DOCKERFILE_NAME = re.compile(r"(^|[.\-_])(docker|container)file([.\-_]|$)", re.IGNORECASE)
 _COMPOSE_NAME = re.compile(r"(^|[.\-_])(docker-)?compose([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
 _VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
 _KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
 _RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
+
+_IMAGE_KEYS = ("image", "image_uri")
 _TEMPLATE_LINE = re.compile(
-    r"""^[ \t]*(?:-[ \t]+)?(?:image|image_uri)[ \t]*:[ \t]*   # the key, maybe as a list item
-        (?P<q>["']?)(?P<value>[^"'\#\r\n]*?)(?P=q)             # the value, maybe quoted
-        [ \t]*(?:\#.*)?\r?$                                   # a comment""",
+    rf"""^[ \t]*(?:-[ \t]+)?                                   # indentation, maybe a list item
+        (?P<q>["']?)(?:{"|".join(_IMAGE_KEYS)})(?P=q)[ \t]*:   # the key, quoted as JSON writes it or not
+        [ \t]*(?P<rest>[^\r\n]*)                              # the value, maybe quoted, maybe a comment""",
     re.MULTILINE | re.VERBOSE,
 )
+# Template actions: the quotes and `#` inside one are the template's, not YAML's.
+_ACTION_OPENERS = ("{{", "{%", "{#", "${")
+_ACTION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\$\{[^}]*\}")
+# Go template and Jinja comments open so: what they hold is never rendered.
+_COMMENT_START = re.compile(r"\{\{(?:- )?/\*|\{#")
+_NULL_WORDS = frozenset(("~", "null", "Null", "NULL"))  # a plain `image: null` names no image
+
+FINDERS: dict[str, Callable[[str, str], Searched]] = {
+    module.SOURCE: module.find
+    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow)
+} | {TEMPLATE: lambda path, text: Searched(_template_lines(path, text, TEMPLATE))}
 
 
 def may_hold_images(name: str) -> bool:
-    """Whether a file of this name is worth reading at all."""
-    return bool(_YAML_NAME.search(name) or _DOCKERFILE_NAME.search(name))
+    """Whether a file of this name is worth reading at all: every file that `detect` gives a kind."""
+    return bool(_YAML_NAME.search(name) or _TEMPLATE_NAME.search(name) or _is_dockerfile(name))
 
 
-def detect(path: str, text: str) -> str | None:
-    """The source kind of a file, or None for files pinguard does not read."""
+def _is_dockerfile(name: str) -> bool:
+    return bool(_DOCKERFILE_NAME.search(name)) and not _YAML_NAME.search(name) and not name.lower().endswith(".md")
+
+
+def detect(path: str, text: str) -> str:
+    """The source kind of a file whose name `may_hold_images`: by name, then by its top-level keys."""
     name = PurePosixPath(path).name
-    if _DOCKERFILE_NAME.search(name) and not _YAML_NAME.search(name) and not name.endswith(".md"):
-        return dockerfile.SOURCE
-    if not _YAML_NAME.search(name):
-        return None
+    if _is_dockerfile(name):
+        return dockerfile.SOURCE  # a templated Dockerfile too: FROM lines are found the same way
+    if _TEMPLATE_NAME.search(name):
+        return TEMPLATE
     if _RUNTIME_ENV_NAME.search(name):
         return runtime_env.SOURCE
     if _KUSTOMIZATION_NAME.search(name):
@@ -75,17 +100,27 @@ def _top_level(text: str, key: str) -> bool:
     return text.startswith(key + ":") or f"\n{key}:" in text
 
 
-def find(path: str, text: str, kind: str) -> Searched:
-    """The references in a file of a known kind; a template that is not YAML is read line by line."""
+def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
+    """The references in a file of a known kind; a YAML file that is a template is read line by line.
+
+    `settings` carry what the policy tells the sources (only Helm values need any).
+    """
     try:
-        searched = FINDERS[kind](path, text)
+        if kind == helm.SOURCE:
+            searched = helm.find(path, text, digest_read=settings.chart_reads_digest(path))
+        else:
+            searched = FINDERS[kind](path, text)
     except SourceError:
         if kind == dockerfile.SOURCE or not _looks_templated(text):
             raise
         searched = Searched(_template_lines(path, text, kind))
+    found = searched.found
+    if searched.documents and "{{" in text:
+        templated = _templated_mappings(searched.documents, Located(text, path, kind))
+        found = sorted([*found, *templated], key=lambda item: item.span.start)
     # A YAML alias reaches one written value from several places: it is one reference.
     unique: dict[int, Found] = {}
-    for item in searched.found:
+    for item in found:
         unique.setdefault(item.span.start, item)
     return Searched(list(unique.values()), searched.documents)
 
@@ -94,20 +129,87 @@ def _looks_templated(text: str) -> bool:
     return "{{" in text or "{%" in text or "${" in text
 
 
-def _template_lines(path: str, text: str, kind: str) -> list[Found]:
-    """`image:` lines of a file that is a template, not YAML."""
-    where = Located(text, path, kind)
+def _templated_mappings(documents: list[Node], where: Located) -> list[Found]:
+    """`image: {{ .Values.image }}` is valid YAML, a mapping in a mapping, and a template all the same.
+
+    Policy documents and CRDs, which the kinds skip, hold no images to report.
+    """
     found: list[Found] = []
-    for match in _TEMPLATE_LINE.finditer(text):
-        value = match.group("value")
-        if not value:
+    for document in documents:
+        if kubernetes.skipped(document):
             continue
-        span = where.span(match.start("value"), match.end("value"))
-        if is_templated(value):
-            found.append(Found(path, kind, span, value, None, f"templated value {value!r} cannot be resolved"))
-            continue
-        try:
-            found.append(Found(path, kind, span, value, parse(value)))
-        except InvalidReference as exc:
-            found.append(Found(path, kind, span, value, None, str(exc)))
+        for _, key, value in walk_pairs(document):
+            start = value.start_mark.index
+            if key.value in _IMAGE_KEYS and isinstance(value, MappingNode) and where.text.startswith("{{", start):
+                found.append(_templated(where, start, value.end_mark.index))
     return found
+
+
+def _templated(where: Located, start: int, end: int) -> Found:
+    value = where.text[start:end]
+    return Found(where.path, where.source, where.span(start, end), value, None,
+                 f"templated value {value!r} cannot be resolved")
+
+
+def _template_lines(path: str, text: str, kind: str) -> list[Found]:
+    """The values of `image:` and `image_uri:` lines in a template, except those inside template comments."""
+    where = Located(text, path, kind)
+    comments = _comments(text)
+    comment_starts = [start for start, _ in comments]
+    found: list[Found] = []
+    for line in _TEMPLATE_LINE.finditer(text):
+        before = bisect.bisect_right(comment_starts, line.start()) - 1
+        if before >= 0 and line.start() < comments[before][1]:
+            continue
+        first, last = _value_bounds(line.group("rest"))
+        item = _line_value(where, line.start("rest") + first, line.start("rest") + last, quoted=first > 0)
+        if item is not None:
+            found.append(item)
+    return found
+
+
+def _comments(text: str) -> list[tuple[int, int]]:
+    """Where Go template (`{{/* */}}`) and Jinja (`{# #}`) comments sit; one left open runs to the end."""
+    spans: list[tuple[int, int]] = []
+    position = 0
+    while (opened := _COMMENT_START.search(text, position)) is not None:
+        closer = "#}" if opened.group() == "{#" else "*/"
+        close = text.find(closer, opened.end())
+        position = len(text) if close < 0 else close + len(closer)
+        spans.append((opened.start(), position))
+    return spans
+
+
+def _value_bounds(rest: str) -> tuple[int, int]:
+    """Where the value is in what follows `key:` on its line: inside its quotes, else before a comment.
+
+    Template actions are skipped whole: `{{ index .Values "image" }}` holds quotes that are not YAML's.
+    """
+    quote = rest[:1] if rest[:1] in ("'", '"') else ""
+    position = len(quote)
+    while position < len(rest):
+        if rest.startswith(_ACTION_OPENERS, position):
+            action = _ACTION.match(rest, position)
+            if action and not quote and position and _COMMENT_START.match(action.group()):
+                break  # `nginx:1.25 {{/* why */}}`: a template comment ends the value as `#` does
+            position = action.end() if action else len(rest)  # an action left open runs past the line
+        elif rest[position] == quote:
+            return 1, position
+        elif not quote and rest[position] == "#" and (position == 0 or rest[position - 1] in " \t"):
+            break
+        else:
+            position += 1
+    return len(quote), len(rest[:position].rstrip())
+
+
+def _line_value(where: Located, start: int, end: int, *, quoted: bool) -> Found | None:
+    value = where.text[start:end]
+    if not value or (not quoted and value in _NULL_WORDS):
+        return None
+    if is_templated(value):
+        return _templated(where, start, end)
+    span = where.span(start, end)
+    try:
+        return Found(where.path, where.source, span, value, parse(value))
+    except InvalidReference as exc:
+        return Found(where.path, where.source, span, value, None, str(exc))

@@ -1,6 +1,7 @@
 """What every source module returns: image references with their exact place in the text."""
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -52,6 +53,7 @@ class Found:
     reference: Reference | None
     problem: str | None = None
     digest_field: DigestField | None = None
+    unread_digest: Span | None = None  # a digest written where its consumer does not read it (helm.py)
 
     @property
     def line(self) -> int:
@@ -79,3 +81,16 @@ class SourceError(Exception):
         super().__init__(message)
         self.line = line
         self.column = column
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """What a policy tells the sources before they read a file."""
+
+    digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
+
+    def chart_reads_digest(self, path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)
+
+
+DEFAULT_SETTINGS = SourceSettings()  # no policy: what the sources do on their own

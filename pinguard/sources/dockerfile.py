@@ -1,4 +1,4 @@
-"""Dockerfiles: `FROM`, `COPY --from=` and `RUN --mount=...,from=`, read the way BuildKit reads them.
+"""Dockerfiles: `# syntax=`, `FROM`, `COPY --from=`, `RUN --mount=...,from=`, read the way BuildKit reads them.
 
 Lines are joined at the escape character (`\\`, or the one a `# escape=`
 directive sets), comment lines inside a continuation are dropped, and heredoc
@@ -10,6 +10,11 @@ only in part, is reported but never offered for rewriting.
 that default is written, since that is the text to pin. Any other use of a
 build argument is reported as unresolvable. `COPY --from` is never expanded by
 BuildKit, so a build argument there is unresolvable too.
+
+A `# syntax=` parser directive names the frontend image BuildKit pulls to read
+the file: it is reported, and pinned in place. Directives are read at the top of
+the file the way BuildKit's two readers read them: its Dockerfile parser (which
+honours `escape`) and the frontend detection (which finds `syntax`).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import json
 import re
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
@@ -25,7 +31,11 @@ from pinguard.sources.base import Found, Searched, SourceError, Span
 
 SOURCE = "dockerfile"
 
-_DIRECTIVE = re.compile(r"#[ \t]*([A-Za-z][A-Za-z0-9]*)[ \t]*=(.*)")
+# After the comment marker: a name, "=", a value, as BuildKit's pattern has it (Go's \s is these five).
+_DIRECTIVE = re.compile(r"([A-Za-z][A-Za-z0-9]*)[\t\n\f\r ]*=[\t\n\f\r ]*(.+?)[\t\n\f\r ]*")
+_DIRECTIVE_NAMES = frozenset(("syntax", "escape", "check"))  # any other name ends the directives
+# Go's unicode.IsSpace, which BuildKit trims with; Python's str.isspace also takes \x1c-\x1f.
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u2028\u2029\u202f\u205f\u3000"
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")  # the forms we expand
 _VARIABLE_START = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")  # names any form, `${A:-x}` too
 _ANY_VARIABLE = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)")  # a whole use of any form
@@ -36,6 +46,27 @@ _SCRATCH = "scratch"
 _BUILD_CONTEXT = "context"  # `COPY --from=context` means the build context in BuildKit, not an image
 _PARTLY_QUOTED = "only part of the value is quoted; quote all of it or none of it to pin it"
 _SPLIT = "the value is split by a line continuation; join it to pin it"
+
+
+class _Reader(NamedTuple):
+    """How one of BuildKit's readers looks for parser directives."""
+
+    comment: str  # what starts a directive line
+    indented: bool  # blanks may come before it
+    shebang: bool  # a first line starting `#!` is passed over
+
+
+_PARSER = _Reader("#", indented=True, shebang=False)  # the Dockerfile parser: it reads `escape`
+# The frontend detection (`DetectSyntax`): `//` lines are tried only where `#` lines name no frontend.
+_FRONTEND = (_Reader("#", indented=False, shebang=True), _Reader("//", indented=False, shebang=True))
+
+
+@dataclass(frozen=True)
+class _Directive:
+    name: str  # lowercased
+    value: str  # blanks around it trimmed
+    start: int  # where the value starts in the file
+    repeated: bool  # named before: BuildKit's parser fails here, its frontend detection stops
 
 
 @dataclass(frozen=True)
@@ -97,11 +128,12 @@ class _Finder:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self.escape = _escape_character(text)
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+        self.escape = self._escape_character()
         self.found: dict[int, Found] = {}  # by start, so a default used by several FROMs is reported once
 
     def run(self) -> list[Found]:
+        self._frontend()
         instructions = list(self._instructions())
         stages = {name for item in instructions if (name := self._stage_name(item)) is not None}
         earlier: set[str] = set()  # FROM sees only the stages above it; --from sees them all
@@ -121,6 +153,37 @@ class _Finder:
             elif item.command in ("copy", "run"):
                 self._sources(item, _Scope(stages, None))
         return sorted(self.found.values(), key=lambda found: found.span.start)
+
+    # Parser directives
+
+    def _escape_character(self) -> str:
+        """The escape character an `escape` directive sets, else the backslash.
+
+        What BuildKit's parser refuses (a repeated directive, another escape character) is a SourceError.
+        """
+        escape = "\\"
+        for directive in _directives(self.text, _PARSER):
+            if directive.repeated:
+                raise SourceError(f"only one {directive.name} parser directive can be used",
+                                  *self._position(directive.start))
+            if directive.name == "escape":
+                if directive.value not in ("\\", "`"):
+                    raise SourceError(f"invalid escape token '{directive.value}' does not match ` or \\",
+                                      *self._position(directive.start))
+                escape = directive.value
+        return escape
+
+    def _frontend(self) -> None:
+        """Report the frontend image a `syntax` directive names: its first word (options for it may follow)."""
+        syntax = next((d for reader in _FRONTEND for d in _directives(self.text, reader) if d.name == "syntax"), None)
+        if syntax is None:
+            return
+        image = syntax.value.partition(" ")[0]
+        names = _variable_names(image)
+        listed = ", ".join(f"${{{name}}}" for name in names)
+        problem = f"uses {listed}, which BuildKit does not expand in parser directives; cannot be resolved"
+        if image:
+            self._add(syntax.start, syntax.start + len(image), problem if names else None)
 
     # Reading instructions
 
@@ -323,15 +386,31 @@ class _Finder:
         return line, offset - self.line_starts[line - 1] + 1
 
 
-def _escape_character(text: str) -> str:
-    """The escape character from a `# escape=` parser directive, else the backslash."""
-    for line in text.removeprefix("\ufeff").split("\n"):
-        match = _DIRECTIVE.fullmatch(line.strip())
-        if match is None or not match.group(2).strip(" \t"):
-            break  # directives end at the first line that is not one
-        if match.group(1).lower() == "escape":
-            return "`" if match.group(2).strip(" \t") == "`" else "\\"
-    return "\\"
+def _directives(text: str, reader: _Reader) -> Iterator[_Directive]:
+    """The parser directives at the top of `text`, as `reader` finds them.
+
+    They end at the first line that is not one (an instruction, any other comment, an
+    empty line), and after a repeated one.
+    """
+    seen: set[str] = set()
+    top = position = 1 if text.startswith("\ufeff") else 0
+    while position <= len(text):
+        end = text.find("\n", position)
+        end = len(text) if end < 0 else end
+        line = text[position:end].rstrip("\r")
+        if not (reader.shebang and position == top and line.startswith("#!")):
+            body = line.lstrip(_GO_SPACE) if reader.indented else line
+            rest = body.removeprefix(reader.comment).lstrip(_GO_SPACE)
+            match = _DIRECTIVE.fullmatch(rest) if body.startswith(reader.comment) else None
+            if match is None or match.group(1).lower() not in _DIRECTIVE_NAMES:
+                return
+            name = match.group(1).lower()
+            start = position + len(line) - len(rest) + match.start(2)
+            yield _Directive(name, match.group(2), start, name in seen)
+            if name in seen:
+                return
+            seen.add(name)
+        position = end + 1
 
 
 def _cut(line: str, continuation: re.Pattern[str]) -> tuple[str, bool]:

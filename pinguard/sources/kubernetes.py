@@ -16,6 +16,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pinguard.sources import runtime_env
 from pinguard.sources.base import Found, Searched
+from pinguard.sources.tagform import split_reference
 from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, scalars_under
 
 SOURCE = "kubernetes"
@@ -30,17 +31,26 @@ def find(path: str, text: str) -> Searched:
     found: list[Found] = []
     documents = compose(text)
     for document in documents:
-        if not _skipped(document):
-            found.extend(find_in(document, where))
+        if not skipped(document):
+            found.extend(find_in(document, where, split=not _is_object(document)))
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
-def find_in(document: Node, where: Located) -> list[Found]:
-    """Image keys anywhere in one document, and runtime_env images in embedded Ray YAML."""
+def find_in(document: Node, where: Located, *, split: bool) -> list[Found]:
+    """Image keys anywhere in one document, and runtime_env images in embedded Ray YAML.
+
+    With `split`, an untagged `image:` beside a tag key (`tag:`, `imageTag:`, ...) is
+    one reference with that tag, as playbooks and values files write them. Kubernetes
+    objects are read as their controllers read them: `image` alone.
+    """
     found: list[Found] = []
-    for key, value in scalars_under(document, _KEYS):
+    for mapping, key, value in scalars_under(document, _KEYS):
         if key == "image":  # `docker://` as Docker container actions write it (action.yml)
             item = found_at(value, where, prefix="docker://" if str(value.value).startswith("docker://") else "")
+            if split and item is not None and item.reference is not None and not (
+                item.reference.tag or item.reference.digest
+            ):
+                item = split_reference(mapping, value, where) or item
             if item is not None:
                 found.append(item)
         else:
@@ -60,7 +70,12 @@ def _embedded_runtime_env(node: ScalarNode, where: Located) -> list[Found]:
     return [item for doc in documents for item in runtime_env.find_in(doc, where, to_file)]
 
 
-def _skipped(document: Node) -> bool:
+def _is_object(document: Node) -> bool:
+    """A Kubernetes object (custom resources included), as opposed to values, playbooks, configs."""
+    return all(scalar_text(mapping_get(document, key)) for key in ("apiVersion", "kind"))
+
+
+def skipped(document: Node) -> bool:
     if not isinstance(document, MappingNode):
         return False
     api_version = scalar_text(mapping_get(document, "apiVersion")) or ""

@@ -3,7 +3,7 @@
 PyYAML (libyaml when present) gives every node its start and end as character
 indexes into the decoded text, so a scalar's span is exact and editing it
 changes nothing else. A scalar whose source text differs from its value
-(escapes, line folding, block scalars) is reported, never rewritten.
+(escapes, line folding, block scalars of more than one line) is reported, never rewritten.
 """
 from __future__ import annotations
 
@@ -103,12 +103,12 @@ def scalar_text(node: Node | None) -> str | None:
     return None
 
 
-def scalars_under(root: Node, keys: frozenset[str]) -> list[tuple[str, ScalarNode]]:
-    """(key, value) for every scalar value of one of `keys` below `root`, each node once.
+def scalars_under(root: Node, keys: frozenset[str]) -> list[tuple[MappingNode, str, ScalarNode]]:
+    """(mapping, key, value) for every scalar value of one of `keys` below `root`, each node once.
 
     The hot path of every scan: a plain loop, where `walk_pairs` pays a generator step per pair.
     """
-    found: list[tuple[str, ScalarNode]] = []
+    found: list[tuple[MappingNode, str, ScalarNode]] = []
     seen: set[int] = set()
     stack: list[Node] = [root]
     while stack:
@@ -120,7 +120,7 @@ def scalars_under(root: Node, keys: frozenset[str]) -> list[tuple[str, ScalarNod
             for key, value in node.value:
                 if type(value) is ScalarNode:
                     if type(key) is ScalarNode and key.value in keys:  # a key may be a mapping: `{{}}: x`
-                        found.append((key.value, value))
+                        found.append((node, key.value, value))
                 else:
                     stack.append(value)
         elif type(node) is SequenceNode:
@@ -226,13 +226,18 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     """The reference a scalar holds, or a Found saying why it cannot be pinned; None when it is no image.
 
     `prefix` is text to skip before the reference (`docker://`). `to_file` maps the node's
-    positions to the file's when the node comes from YAML embedded in a string.
+    positions to the file's when the node comes from YAML embedded in a string. A block
+    scalar (`|`, `>-`, ...) is read on its content line when its value is that one line.
     """
     value = str(node.value)
-    if not value or value.isspace() or not value.startswith(prefix):
-        return None
-    start, end = value_span(node)
-    start = to_file(start) + len(prefix)
+    if node.tag == _NULL or value.isspace() or not value.startswith(prefix):
+        return None  # `image: null` or `~`: the value comes from elsewhere (a chart's global image)
+    line_start = _block_line(node, where, to_file)
+    if line_start is None:
+        start = to_file(value_span(node)[0]) + len(prefix)
+    else:
+        value = value.rstrip("\n")  # the line breaks after the line stay, and chomping reads them as before
+        start = line_start + len(prefix)
     end = start + len(value) - len(prefix)
     written = value[len(prefix):]
     if is_templated(written):
@@ -240,7 +245,8 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
                      f"templated value {written!r} cannot be resolved")
     if _PATTERN.search(written):
         return None
-    if node.style not in (None, "", "'", '"') or where.text[start:end] != written:
+    flow = node.style in (None, "", "'", '"')  # plain or quoted
+    if (line_start is None and not flow) or where.text[start:end] != written:
         whole = where.span(to_file(node.start_mark.index), to_file(node.start_mark.index) + 1)
         return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None,
                      "written with escapes or as a block scalar; write it as a plain or quoted value to pin it")
@@ -249,6 +255,30 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     except InvalidReference as exc:
         return Found(where.path, where.source, where.span(start, end), written, None, str(exc))
     return Found(where.path, where.source, where.span(start, end), written, reference)
+
+
+def _block_line(node: ScalarNode, where: Located, to_file: Callable[[int], int]) -> int | None:
+    """Where a block scalar's value starts in the file, when that value is its first content line as written.
+
+    Only a value of one line, line breaks after it aside, with no blank at either end
+    (a blank there would be part of the value): editing inside that line leaves the
+    header, the indentation and the trailing line breaks, so it reads back as written.
+    A folded (`>`) single line folds to itself. None for anything else.
+    """
+    line = str(node.value).rstrip("\n")
+    if node.style not in ("|", ">") or not line or "\n" in line or line != line.strip(" \t"):
+        return None
+    newline = line_break(where.text)
+    header_end = where.text.find(newline, to_file(node.start_mark.index))
+    if header_end < 0:
+        return None
+    first = header_end + len(newline)  # a value that starts with no empty line starts on the next line
+    line_end = where.text.find(newline, first)
+    raw = where.text[first:len(where.text) if line_end < 0 else line_end].removesuffix("\r")  # a CRLF in an LF file
+    indent = len(raw) - len(line)
+    if not raw.endswith(line) or raw[:indent].strip(" "):
+        return None
+    return first + indent
 
 
 def embedded(node: ScalarNode, where: Located) -> tuple[str, Callable[[int], int]] | None:

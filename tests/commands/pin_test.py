@@ -1,4 +1,7 @@
-"""`pinguard pin` on golden files: `x.ext` pins to `x.golden.ext`; a file without a golden stays byte-identical."""
+"""`pinguard pin` on golden files: `x.ext` pins to `x.golden.ext`; a file without a golden stays byte-identical.
+
+Where `x.ext.scan` is there, it holds the exact `pinguard scan x.ext` output.
+"""
 from __future__ import annotations
 
 import io
@@ -18,7 +21,7 @@ from pinguard.scanning import scan
 from testing.lockdata import lock_for, locked_test_digest
 
 TESTDATA = Path(__file__).parent.parent / "testdata" / "pin"
-INPUTS = sorted(p for p in TESTDATA.rglob("*") if p.is_file() and ".golden" not in p.name)
+INPUTS = sorted(p for p in TESTDATA.rglob("*") if p.is_file() and ".golden" not in p.name and p.suffix != ".scan")
 
 
 def _golden(path: Path) -> Path:
@@ -42,6 +45,9 @@ def test_pin_matches_golden(source: Path, tmp_path: Path, monkeypatch: pytest.Mo
     target.chmod(0o640)
     monkeypatch.chdir(work)
     lockfile.write(work / "pinguard.lock", lock_for(scan([source.name]).found))
+    expected_scan = source.with_name(source.name + ".scan")
+    if expected_scan.exists():
+        assert _run(["scan", source.name])[1] == expected_scan.read_text(encoding="utf-8")
 
     status, _, err = _run(["pin", source.name])
     assert (status, err) == (0, "")

@@ -33,6 +33,12 @@ def test_extends_and_overrides(tmp_path: Path) -> None:
     assert for_command([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"  # a preset named on the command line
 
 
+def test_a_folder_named_like_a_preset_is_not_a_policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "aws-dlc").mkdir()  # a repository of AWS examples has one
+    monkeypatch.chdir(tmp_path)
+    assert for_command([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"
+
+
 def test_registry_rates_are_merged_later_files_winning(tmp_path: Path) -> None:
     base = _policy(tmp_path, "registries:\n  public.ecr.aws: {rate: 1}\n  ghcr.io: {rate: 5}\n", "base.yaml")
     child = _policy(tmp_path, f"extends: {base.name}\nregistries:\n  public.ecr.aws: {{rate: 10}}\n")

@@ -18,9 +18,7 @@ KUSTOMIZE = "resources: [a.yaml]\nimages:\n- name: nginx\n"
         ("app.Dockerfile", "", "dockerfile"),
         ("Containerfile", "", "dockerfile"),
         ("scorecard-testdata-Dockerfile-args", "", "dockerfile"),
-        ("docs/Dockerfile.md", "", None),
-        ("README.md", "image: x", None),
-        ("main.py", "image: x", None),
+        ("build/Dockerfile.j2", "", "dockerfile"),  # a templated Dockerfile: its FROM lines are still found
         ("k8s/pod.yaml", K8S, "kubernetes"),
         ("k8s/pod.json", '{"kind": "Pod"}', "kubernetes"),
         ("deploy.yaml-template", K8S, "kubernetes"),
@@ -39,10 +37,30 @@ KUSTOMIZE = "resources: [a.yaml]\nimages:\n- name: nginx\n"
         ("base.yml", KUSTOMIZE, "kustomize"),
         ("runtime_env.yaml", "", "runtime_env"),
         ("job-runtime-env.json", "", "runtime_env"),
+        ("deploy.yaml.in", K8S, "kubernetes"),
+        ("chart/templates/_helpers.tpl", "", "template"),
+        ("ecs/task-definition.json.tpl", "", "template"),
+        ("chart/templates/deployment.yaml.tpl", K8S, "template"),
+        ("deployment.yaml.template", K8S, "template"),
+        ("deployment.YML.TEMPLATE", K8S, "template"),
+        ("deployment.yaml.tmpl", K8S, "template"),
+        ("helmfile.d/values.yaml.gotmpl", "", "template"),
+        ("ansible/playbook.yml.j2", "", "template"),
+        ("runtime_env.yaml.j2", "", "template"),
+        (".github/workflows/ci.yml.j2", WORKFLOW, "template"),
+        ("dockerfile-values.yaml.gotmpl", "", "template"),  # a YAML name, not a Dockerfile
     ],
 )
-def test_detect(path: str, text: str, kind: str | None) -> None:
+def test_detect(path: str, text: str, kind: str) -> None:
+    assert sources.may_hold_images(path.rpartition("/")[2])
     assert sources.detect(path, text) == kind
+
+
+@pytest.mark.parametrize(
+    "name", ["Dockerfile.md", "Dockerfile.MD", "README.md", "main.py", "notes.txt", "chart.tgz", "tpl"],
+)
+def test_other_files_are_not_read(name: str) -> None:
+    assert not sources.may_hold_images(name)
 
 
 TEMPLATE = """\
@@ -79,5 +97,6 @@ def test_invalid_yaml_without_templates_is_an_error() -> None:
 
 
 def test_a_mapping_used_as_a_key_is_no_image_key() -> None:
-    assert sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found == []
+    (templated,) = sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found  # a mapping, written `{{`
+    assert (templated.value, templated.reference) == ("{{}}", None)
     assert sources.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes").found[0].value == "nginx:1.25"

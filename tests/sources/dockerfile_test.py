@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pinguard.reference import parse
 from pinguard.sources import dockerfile
-from pinguard.sources.base import Found, SourceError
+from pinguard.sources.base import SourceError
+from tests.sources.spans import check_spans
 
 D = "sha256:" + "0123456789abcdef" * 4
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
@@ -72,6 +72,28 @@ CASES: list[tuple[str, str, list[Row]]] = [
     ("copy-from-variable",        "FROM alpine:3\nARG SRC=nginx:1\nCOPY --from=$SRC /a /a\n",                                     [(1, 6, "alpine:3", "docker.io/library/alpine:3"), (3, 13, "$SRC", None)]),
     ("commented-out",             "# FROM commented:1\n\nFROM alpine:3\n",                                                        [(3, 6, "alpine:3", "docker.io/library/alpine:3")]),
     ("comment-ends-in-backslash", "# note \\\nFROM alpine:3\n",                                                                   [(2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax",                    "# syntax=docker/dockerfile:1.7\nFROM alpine:3\n",                                              [(1, 10, "docker/dockerfile:1.7", "docker.io/docker/dockerfile:1.7"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-no-blank",           "#syntax=docker/dockerfile:1\nFROM alpine:3\n",                                                 [(1, 9, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-blanks-around",      "#\t syntax \t=  docker/dockerfile:1 \t\nFROM alpine:3\n",                                      [(1, 15, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-key-any-case",       "# SynTax=docker/dockerfile:1\nFROM alpine:3\n",                                                [(1, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-options",            "# syntax=docker/dockerfile:1 // opts\nFROM alpine:3\n",                                        [(1, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-pinned",             f"# syntax=docker/dockerfile:1@{D}\nFROM alpine:3\n",                                           [(1, 10, f"docker/dockerfile:1@{D}", f"docker.io/docker/dockerfile:1@{D}"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-crlf",               "# syntax=docker/dockerfile:1\r\nFROM alpine:3\r\n",                                            [(1, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-bom",                "\ufeff# syntax=docker/dockerfile:1\nFROM alpine:3\n",                                          [(1, 11, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-escape",       "# escape=`\n# syntax=docker/dockerfile:1\nFROM `\n  alpine:3\n",                               [(2, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (4, 3, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-check",        "# check=skip=all\n# syntax=docker/dockerfile:1\nFROM alpine:3\n",                              [(2, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-shebang",      "#!/usr/bin/env buildctl\n# syntax=docker/dockerfile:1\nFROM alpine:3\n",                       [(2, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-c-style",            "//syntax=docker/dockerfile:1\nFROM alpine:3\n",                                                [(1, 10, "docker/dockerfile:1", "docker.io/docker/dockerfile:1"), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-c-style-after-hash", "# escape=\\\n//syntax=docker/dockerfile:1\nFROM alpine:3\n",                                   [(3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-twice-shebang",      "#!/bin/sh\n# syntax=docker/dockerfile:1.4\n# syntax=docker/dockerfile:1.7\nFROM alpine:3\n",   [(2, 10, "docker/dockerfile:1.4", "docker.io/docker/dockerfile:1.4"), (4, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-variable",           "# syntax=${FRONTEND}\nFROM alpine:3\n",                                                        [(1, 10, "${FRONTEND}", None), (2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-empty",              "# syntax=\nFROM alpine:3\n",                                                                   [(2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-indented",           " # syntax=docker/dockerfile:1\nFROM alpine:3\n",                                               [(2, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-instruction",  "FROM alpine:3\n# syntax=docker/dockerfile:1\n",                                                [(1, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-comment",      "# a comment\n# syntax=docker/dockerfile:1\nFROM alpine:3\n",                                   [(3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-empty-line",   "\n# syntax=docker/dockerfile:1\nFROM alpine:3\n",                                              [(3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-other-key",    "# key=value\n# syntax=docker/dockerfile:1\nFROM alpine:3\n",                                   [(3, 6, "alpine:3", "docker.io/library/alpine:3")]),
+    ("syntax-after-shebang-only", "#!/bin/sh\n# escape=`\nRUN echo `\nFROM alpine:3\n",                                           [(4, 6, "alpine:3", "docker.io/library/alpine:3")]),
 ]
 
 PROBLEMS: list[tuple[str, str]] = [
@@ -86,21 +108,19 @@ PROBLEMS: list[tuple[str, str]] = [
     ("FROM pyth\\\non:3.11\n",                             "the value is split by a line continuation; join it to pin it"),
     ("FROM Python:3\n",                                    'invalid reference "Python:3": repository name must be lowercase: "P" at position 1'),
     ("FROM alpine\nCOPY --from=${SRC} /a /a\n",            "uses build argument ${SRC}; cannot be resolved without it"),
+    ("# syntax=${FRONTEND}\n",                             "uses ${FRONTEND}, which BuildKit does not expand in parser directives; cannot be resolved"),
+    ("# syntax=$A/${B}:1 // opts\n",                       "uses ${A}, ${B}, which BuildKit does not expand in parser directives; cannot be resolved"),
+    ("# syntax=docker/Dockerfile:1\n",                     'invalid reference "docker/Dockerfile:1": repository name must be lowercase: "D" at position 8'),
+]
+
+# BuildKit's parser refuses these files: (source, message, line, column).
+DIRECTIVE_ERRORS: list[tuple[str, str, int, int]] = [
+    ("# syntax=docker/dockerfile:1\n# syntax=docker/dockerfile:1.7\nFROM alpine:3\n", "only one syntax parser directive can be used", 2, 10),
+    ("# escape=`\n  # ESCAPE=\\\nFROM alpine:3\n",                              "only one escape parser directive can be used", 2, 12),
+    ("# check=skip=all\n# check=error=true\nFROM alpine:3\n",                   "only one check parser directive can be used", 2, 9),
+    ("# escape=x\nFROM alpine:3\n",                                             "invalid escape token 'x' does not match ` or \\", 1, 10),
 ]
 # fmt: on
-
-
-def check_spans(text: str, found: list[Found]) -> None:
-    """Each value is exactly its span's text, at the line and column given, in file order."""
-    assert [item.span.start for item in found] == sorted(item.span.start for item in found)
-    for item in found:
-        assert text[item.span.start : item.span.end] == item.value
-        line_start = text.rfind("\n", 0, item.span.start) + 1
-        assert (item.line, item.column) == (text.count("\n", 0, item.span.start) + 1, item.span.start - line_start + 1)
-        assert (item.path, item.source) == ("Dockerfile", dockerfile.SOURCE)
-        assert (item.reference is None) == (item.problem is not None)
-        if item.reference is not None:
-            assert parse(item.value) == item.reference
 
 
 @pytest.mark.parametrize(("source", "expected"), [case[1:] for case in CASES], ids=[case[0] for case in CASES])
@@ -116,6 +136,13 @@ def test_problem(source: str, problem: str) -> None:
     assert [f.problem for f in found if f.reference is None] == [problem]
 
 
+@pytest.mark.parametrize(("source", "message", "line", "column"), DIRECTIVE_ERRORS)
+def test_directive_errors(source: str, message: str, line: int, column: int) -> None:
+    with pytest.raises(SourceError) as caught:
+        dockerfile.find("Dockerfile", source)
+    assert (str(caught.value), caught.value.line, caught.value.column) == (message, line, column)
+
+
 def test_unterminated_heredoc_is_a_source_error() -> None:
     with pytest.raises(SourceError, match="unterminated heredoc <<EOF") as caught:
         dockerfile.find("Dockerfile", "FROM alpine:3\n\nRUN <<EOF\necho\n")
@@ -127,6 +154,7 @@ FRAGMENTS = [
     " AS ", " as ", "python:3.11", "Python", "${BASE}", "$B", "BASE=", "B=x", "-${V}", "@" + D, "scratch", "0", "context",
     '"', "'", "\\", "`", "# escape=`", "# escape=\\", "#", "<<EOF", "<<-EOF", "<< 'EOF'", "EOF", "\tEOF", "[", "]", '["a"]',
     "\t", " ", "\n", "\r\n", "\r", "é", "☕", "\ufeff", "\x0b", "\xa0", "=",
+    "# syntax=", "#syntax=docker/dockerfile:1", "//syntax=", "# check=x", "#!", " // opts", "docker/dockerfile:1.7",
 ]
 
 

@@ -487,7 +487,7 @@ def dockerfiles(draw: st.DrawFn) -> tuple[bytes, set[tuple[int, int, str]]]:
     out = DockerLines()
     blank = st.sampled_from([" ", "\t", "  ", " \t"])
     if draw(st.booleans()):
-        out.add("# syntax=docker/dockerfile:1")
+        out.add("# syntax=docker/dockerfile:1", "docker/dockerfile:1", len("# syntax="))  # the frontend image
     escape = draw(st.sampled_from(["\\", "`"]))  # the line continuation character
     if escape == "`":
         out.add("# escape=`")
@@ -634,9 +634,17 @@ def test_malformed_files_never_crash(tmp_path_factory: pytest.TempPathFactory, d
 # Single cases the generators above do not reach.
 
 
+def _chart_reading_digest() -> None:
+    """A chart whose templates read `image.digest`: its values are pinned in that field."""
+    Path("Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
+    Path("templates").mkdir()
+    Path("templates/pod.yaml").write_text("image: {{ .Values.image.repository }}@{{ .Values.image.digest }}\n")
+
+
 def test_a_values_file_with_cr_line_breaks_gets_its_digest_in_the_image(
         tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
+        _chart_reading_digest()
         Path("values.yaml").write_bytes(b'image:\r  repository: nginx\r  tag: "1.25"\rother:\r  x: 1\r')
         _lock(scan(["."]))
         assert _pin().status == 0
@@ -657,6 +665,7 @@ def test_a_structured_image_written_with_escapes_reports_its_own_text(tmp_path_f
 
 def test_a_digest_added_on_the_last_line_keeps_crlf(tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
+        _chart_reading_digest()
         Path("values.yaml").write_bytes(b'image:\r\n  repository: nginx\r\n  tag: "1.25"')
         _lock(scan(["."]))
         assert _pin().status == 0

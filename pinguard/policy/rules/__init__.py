@@ -32,6 +32,7 @@ from pinguard.policy.rules import (
     runtime_env_pins,
     templated,
     unpinned,
+    unread_digest,
     unused_lock_entry,
 )
 from pinguard.policy.rules.common import Conf, Context
@@ -60,7 +61,8 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, templated, unpinned)
+_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, templated, unpinned,
+              unread_digest)
 _DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)
 _LOCK = (unused_lock_entry,)
 

@@ -1,4 +1,4 @@
-# syntax=docker/dockerfile:1
+# syntax=docker/dockerfile:1@sha256:f86143b75e5ff8b48f6ab64d61eb77856596c4a6a0264fba4d78400d85b8bfcd
 FROM ubuntu:latest@sha256:b68304d63fad7718d8983d6b8118f956b7d6a44baf27ac3dac773a3eb49ac850 AS build
 RUN apt-get update \
     && apt-get install -y curl

@@ -1,0 +1,33 @@
+"""unread-digest: a Helm values `digest:` is one that the chart at hand reads.
+
+A chart that renders `{{ .repository }}:{{ .tag }}` never looks at the block's
+`digest:`, so the image is still pulled by tag, however the values file reads.
+`pinguard pin` pins such blocks in the tag form, which the chart does render.
+
+PASS: `tag: 1.25.3@sha256:4c0f...` (the chart renders repository:tag)
+FAIL: `digest: sha256:4c0f...` (the chart's templates never read `.digest`)
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pinguard.findings import Problem
+from pinguard.policy.rules.common import Conf, Context
+from pinguard.sources.base import Found
+
+ID = "unread-digest"
+TYPE = "reference"
+CONF: dict[str, object] = {}
+DEFAULT: dict[str, object] = {"level": "error"}
+
+
+def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
+    unread = found.unread_digest
+    if unread is None or found.reference is None:
+        return
+    if found.reference.digest:
+        fix = f"it is pulled as {found.reference}, pinned in its tag: remove this field, which misleads readers"
+    else:
+        fix = f"it is pulled as {found.reference}, by tag: run `pinguard pin` to pin it in the tag form"
+    yield Problem(found.path, unread.line, unread.column,
+                  f"the chart's templates do not read this digest of `{found.value}`; {fix}", found.value)

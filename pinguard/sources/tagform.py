@@ -1,0 +1,69 @@
+"""References whose tag is a YAML value of its own, pinned by writing the digest into the tag.
+
+    - image: debian          image: grafana/grafana      image:
+      tag: '9.1'             imageTag: 10.4.1              repository: nginx
+                                                           tag: 1.25.3
+
+Whatever consumes these (an Ansible loop's `"{{ item.image }}:{{ item.tag }}"`,
+a chart's `{{ .repository }}:{{ .tag }}`) joins name and tag with a colon. A
+tag written as `9.1@sha256:...` therefore joins into a valid pinned reference,
+`debian:9.1@sha256:...`, while a `digest:` field the consumer never reads, or
+`debian:latest@sha256:...` beside `tag: '9.1'`, would pin nothing or break it.
+"""
+from __future__ import annotations
+
+from yaml.nodes import MappingNode, ScalarNode
+
+from pinguard.errors import InvalidReference
+from pinguard.reference import parse
+from pinguard.sources.base import DigestField, Found
+from pinguard.sources.yamlnodes import Located, is_templated, mapping_get, scalar_text, value_span
+
+# Keys that hold the tag beside an `image:` name, in the spellings charts and playbooks use.
+TAG_KEYS = ("tag", "imageTag", "image_tag", "imageVersion", "version")
+
+
+def tag_field(tag: ScalarNode, where: Located, *, flow: bool) -> DigestField | None:
+    """Where `@digest` goes in a tag value: after the tag, or over the digest already there.
+
+    A plain value in a flow mapping is quoted as the digest is added: not every YAML
+    parser reads `9.1@sha256:...` there as one scalar. None: a value pinguard cannot edit.
+    """
+    if tag.style not in (None, "", "'", '"'):
+        return None
+    start, end = value_span(tag)
+    written = str(tag.value)
+    if where.text[start:end] != written:
+        return None
+    at = written.find("@")
+    if at >= 0:
+        return DigestField(start + at, end, prefix="@")
+    if flow and not tag.style:
+        return DigestField(start, end, prefix=f'"{written}@', suffix='"')
+    return DigestField(end, end, prefix="@")
+
+
+def split_reference(mapping: MappingNode, image: ScalarNode, where: Located) -> Found | None:
+    """The reference of an `image:` name with its tag in a sibling key; None when there is no such sibling."""
+    tag_node = next((node for key in TAG_KEYS if isinstance(node := mapping_get(mapping, key), ScalarNode)), None)
+    if tag_node is None:
+        return None
+    start, end = value_span(image)
+    span = where.span(start, end)
+    name, tag = str(image.value), scalar_text(tag_node) or ""
+
+    def unresolvable(problem: str) -> Found:
+        return Found(where.path, where.source, span, name, None, problem)
+
+    if is_templated(tag):
+        return unresolvable(f"templated tag {tag!r} cannot be resolved")
+    if not tag:
+        return unresolvable(f"its tag (line {tag_node.start_mark.line + 1}) is empty: whatever reads it decides")
+    field = tag_field(tag_node, where, flow=mapping.flow_style is True)
+    if field is None:
+        return unresolvable("its tag is not a plain or quoted value; pinguard cannot edit it")
+    try:
+        reference = parse(f"{name}:{tag}")
+    except InvalidReference as exc:
+        return unresolvable(f"{name}:{tag}: {exc}")
+    return Found(where.path, where.source, span, name, reference, digest_field=field)

@@ -1,0 +1,3 @@
+# syntax=${DOCKERFILE_FRONTEND}
+FROM scratch
+COPY app /
