@@ -16,6 +16,7 @@ from typing import TextIO
 from pinguard import __version__
 from pinguard.errors import PinguardError
 from pinguard.options import PROJECT_POLICY, Options
+from pinguard.provenance.model import Trust
 from pinguard.registry.cache import default_cache_dir
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings, parse_mirrors, parse_rates
@@ -50,6 +51,12 @@ def _add_policy_option(parser: argparse.ArgumentParser) -> None:
                              "settings (repeatable; default: .pinguard.yaml if present)")
 
 
+def _add_provenance_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provenance", action="store_true",
+                        help="also find and verify who built each image (SLSA), its signatures and SBOMs, and record "
+                             "them (default: the policy's provenance.lock)")
+
+
 def _add_online_options(parser: argparse.ArgumentParser) -> None:
     _add_policy_option(parser)
     parser.add_argument("--timeout", dest="deadline", type=float, default=600.0, metavar="S",
@@ -66,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     resolve = commands.add_parser("resolve", help="resolve references to verified digests, with evidence")
     resolve.add_argument("references", nargs="+", metavar="REF", help="image reference, e.g. nginx:1.25")
     resolve.add_argument("--format", choices=("text", "json"), default="text")
+    _add_provenance_option(resolve)
     _add_online_options(resolve)
     _add_common_options(resolve)
 
@@ -77,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
     _add_paths(lock)
+    _add_provenance_option(lock)
     _add_online_options(lock)
     _add_common_options(lock)
 
@@ -149,7 +158,8 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     deadline = getattr(args, "deadline", 600.0)
     if not 0 < deadline < float("inf"):
         raise PinguardError("--timeout must be a number of seconds above 0")
-    tag_rules, rates, sources = TagRules(), parse_rates(args.rate), SourceSettings()
+    tag_rules, rates, sources, trust = TagRules(), parse_rates(args.rate), SourceSettings(), Trust()
+    provenance = getattr(args, "provenance", False)
     mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
     # The policy says how to read files (Helm charts that read `digest`), which tags move and how
     # fast to ask registries. `check` and `run` choose theirs with their own defaults. An offline
@@ -159,7 +169,8 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         from pinguard.policy import for_command
 
         policy = for_command(args.policy)
-        tag_rules, rates, sources = policy.tag_rules, {**policy.rates, **rates}, policy.sources
+        tag_rules, rates, sources, trust = policy.tag_rules, {**policy.rates, **rates}, policy.sources, policy.trust
+        provenance = provenance or (hasattr(args, "provenance") and policy.lock_provenance)
     return Options(
         stdout=stdout,
         stderr=stderr,
@@ -181,6 +192,8 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         env=env,
         tag_rules=tag_rules,
         sources=sources,
+        provenance=provenance,
+        trust=trust,
     )
 
 

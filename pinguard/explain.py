@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pinguard.errors import RegistryError
 from pinguard.lockfile import LockEntry
+from pinguard.provenance.changes import differences
 from pinguard.reference import parse
 
 if TYPE_CHECKING:
@@ -53,6 +54,11 @@ class Rebuild:
         old, new = self.before.labels, self.after.labels
         return [LabelChange(key, old.get(key), new.get(key))
                 for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)]
+
+    @property
+    def provenance_changes(self) -> list[tuple[str, str, str]]:
+        """(what, old, new): a new builder, source revision, signer or SBOM count, where provenance was checked."""
+        return differences(self.old.evidence, self.new.evidence)
 
 
 def explain(client: RegistryClient, old: LockEntry, new: LockEntry) -> Rebuild:
@@ -100,6 +106,8 @@ def text(rebuilds: Sequence[Rebuild]) -> str:
             f"  layers      {_change(before.layers, after.layers)}",
         ]
         lines += [f"  label       {change.key}: {_label(change, str)}" for change in rebuild.label_changes]
+        lines += [f"  {what:<11} {before_value} -> {after_value}"
+                  for what, before_value, after_value in rebuild.provenance_changes]
     return "".join(line + "\n" for line in lines)
 
 
@@ -130,6 +138,8 @@ def markdown(rebuilds: Sequence[Rebuild]) -> str:
             "",
             f"- layers: {_change(rebuild.before.layers, rebuild.after.layers)}",
             *(f"- label {_code(change.key)}: {_label(change, _code)}" for change in changes),
+            *(f"- {what}: {_code(old_value)} -> {_code(new_value)}"
+              for what, old_value, new_value in rebuild.provenance_changes),
         ]
         if not changes:
             lines.append("- no label changed")

@@ -15,6 +15,14 @@ The file is TOML, version 1:
     frozen_tag = "train-ml-cuda-v1.1.0"      # only when known
     resolved_at = "2026-11-30T05:00:00Z"
     platforms = { "linux/amd64" = "sha256:..." }
+    provenance_checked_at = "2026-11-30T05:00:01Z"  # only where `lock --provenance` looked
+    provenance = [
+      { predicate_type = "https://slsa.dev/provenance/v1", builder = "...", source = "...", revision = "...", ... },
+    ]
+    signatures = [
+      { kind = "cosign", identity = "sha256:...", verified = true },
+    ]
+    sbom = []                                       # looked, none found
 
 `dumps` writes entries sorted by name then tag and platforms sorted by key, so the same
 content always gives the same bytes and a diff shows only what changed. Keys this version
@@ -37,6 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pinguard.atomic import write_bytes
 from pinguard.errors import PinguardError
+from pinguard.provenance.model import Build, Evidence, Sbom, Signature
 
 if TYPE_CHECKING:
     from pinguard.reference import Reference
@@ -80,6 +89,7 @@ class LockEntry:
     frozen_tag: str | None
     resolved_at: str
     platforms: Mapping[str, str]  # platform ("linux/amd64") to the digest of its image; read-only
+    evidence: Evidence | None = None  # provenance, signatures and SBOMs; None: nobody looked
 
     def __post_init__(self) -> None:
         # A copy, so the caller's mapping cannot change a frozen entry, and a dict, so equal entries compare equal.
@@ -123,6 +133,7 @@ class LockEntry:
             frozen_tag=resolved.frozen_tag,
             resolved_at=resolved.resolved_at,
             platforms=resolved.platforms,
+            evidence=resolved.evidence,
         )
 
 
@@ -189,7 +200,43 @@ def _dump_entry(entry: LockEntry) -> str:
     lines.append(f"resolved_at = {toml_string(entry.resolved_at)}")
     platforms = ", ".join(f"{toml_string(k)} = {toml_string(v)}" for k, v in sorted(entry.platforms.items()))
     lines.append(f"platforms = {{ {platforms} }}" if platforms else "platforms = {}")
+    if entry.evidence is not None:
+        lines.extend(_dump_evidence(entry.evidence))
     return "\n".join(lines) + "\n"
+
+
+# Each record kind of the evidence: its key in an entry, its type, and its fields in the order written,
+# each with its TOML type and whether it may be left out (None).
+_Fields = tuple[tuple[str, type, bool], ...]
+_EVIDENCE: tuple[tuple[str, type[Build] | type[Signature] | type[Sbom], _Fields], ...] = (
+    ("provenance", Build, (("predicate_type", str, False), ("builder", str, True), ("source", str, True),
+                           ("revision", str, True), ("started", str, True), ("finished", str, True),
+                           ("statement_digest", str, False), ("subject", str, False),
+                           ("subject_matches", bool, False), ("signed", bool, False))),
+    ("signatures", Signature, (("kind", str, False), ("identity", str, True), ("issuer", str, True),
+                               ("verified", bool, False), ("problem", str, True))),
+    ("sbom", Sbom, (("predicate_type", str, False), ("digest", str, False), ("packages", int, False))),
+)
+
+
+def _dump_evidence(evidence: Evidence) -> list[str]:
+    lines = [f"provenance_checked_at = {toml_string(evidence.checked_at)}"]
+    for (key, _, fields), records in zip(_EVIDENCE, (evidence.builds, evidence.signatures, evidence.sboms),
+                                         strict=True):
+        rows = sorted(_inline_table(record, fields) for record in records)
+        lines.append(f"{key} = [\n" + "".join(f"  {row},\n" for row in rows) + "]" if rows else f"{key} = []")
+    return lines
+
+
+def _inline_table(record: object, fields: _Fields) -> str:
+    items = []
+    for name, kind, _ in fields:
+        value = getattr(record, name)
+        if value is None:
+            continue
+        text = ("true" if value else "false") if kind is bool else str(value) if kind is int else toml_string(value)
+        items.append(f"{name} = {text}")
+    return "{ " + ", ".join(items) + " }"
 
 
 def toml_string(value: str) -> str:
@@ -251,9 +298,42 @@ def _load_entry(image: dict[str, Any], context: str) -> LockEntry:
             frozen_tag=_typed(image, "frozen_tag", str, context) if "frozen_tag" in image else None,
             resolved_at=_typed(image, "resolved_at", str, context),
             platforms=_load_platforms(image, context),
+            evidence=_load_evidence(image, context),
         )
     except ValueError as exc:
         raise LockfileError(f"{context}: {exc}") from None
+
+
+def _load_evidence(image: dict[str, Any], context: str) -> Evidence | None:
+    if "provenance_checked_at" not in image:
+        return None
+    checked_at = _typed(image, "provenance_checked_at", str, context)
+    records: list[tuple[Any, ...]] = []
+    for key, kind, fields in _EVIDENCE:
+        rows = _typed(image, key, list, context)
+        records.append(tuple(_load_record(row, kind, fields, f"{context}: {key}[{number}]")
+                             for number, row in enumerate(rows)))
+    return Evidence(checked_at, *records)
+
+
+def _load_record(row: object, kind: type[Any], fields: _Fields, where: str) -> Any:
+    """One inline table of the evidence, every field of its type."""
+    if not isinstance(row, dict):
+        raise LockfileError(f"{where}: expected a table, got {_toml_type(row)}")
+    unknown = sorted(set(row) - {name for name, _, _ in fields})
+    if unknown:
+        raise LockfileError(f"{where}: unknown key `{unknown[0]}`")
+    values: dict[str, Any] = {}
+    for name, expected, optional in fields:
+        if name not in row and not optional:
+            raise LockfileError(f"{where}: missing key `{name}`")
+        value = row.get(name)
+        if value is not None and type(value) is not expected:
+            raise LockfileError(f"{where}: {name}: expected {_TOML_TYPES[expected]}, got {_toml_type(value)}")
+        values[name] = value
+        if name in ("statement_digest", "subject", "digest"):
+            _check_digest(f"{where.rpartition(': ')[2]}.{name}", str(value))
+    return kind(**values)
 
 
 def _load_platforms(image: dict[str, Any], context: str) -> dict[str, str]:

@@ -46,6 +46,11 @@ def update_lockfile(result: Scan, options: Options) -> LockUpdate | None:
         if new_entries is None:
             return None
         updated = current.only(wanted.keys()).with_entries(new_entries)
+        if options.provenance:  # entries locked before without it are looked at now; new ones came with theirs
+            checked = _with_provenance([entry for entry in updated if entry.evidence is None], options)
+            if checked is None:
+                return None
+            updated = updated.with_entries(checked)
         dropped = len(current) - len(current.only(wanted.keys()))
         if lockfile.dumps(updated) != text:
             lockfile.write(options.lockfile, updated)
@@ -63,6 +68,24 @@ def _wanted(result: Scan) -> dict[tuple[str, str], Reference]:
             tag = found.reference.tag or "latest"
             wanted[key] = found.reference.with_tag(tag)
     return wanted
+
+
+def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEntry] | None:
+    """The entries with what was found of their provenance; None (reported) when any search failed."""
+    if not entries:
+        return []
+    from pinguard.online import open_client, with_evidence
+
+    with open_client(options) as client:
+        checked = with_evidence(client, entries, options)
+    failures = [(entry, outcome) for entry, outcome in zip(entries, checked, strict=True)
+                if not isinstance(outcome, LockEntry)]
+    for entry, error in failures:
+        print(f"pinguard: {entry.name}:{entry.tag}: provenance: {error}", file=options.stderr)
+    if failures:
+        print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
+        return None
+    return [outcome for outcome in checked if isinstance(outcome, LockEntry)]
 
 
 def _resolve(references: list[Reference], options: Options) -> list[LockEntry] | None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from pinguard.provenance.model import Trust
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve import TagRules
@@ -27,3 +28,5 @@ class Options:
     env: Mapping[str, str] = field(default_factory=dict)
     tag_rules: TagRules = field(default_factory=TagRules)  # from the policy: which tags move
     sources: SourceSettings = field(default_factory=SourceSettings)  # from the policy: how to read files
+    provenance: bool = False  # look for provenance, signatures and SBOMs of what is resolved
+    trust: Trust = field(default_factory=Trust)  # from the policy: what signatures are verified against

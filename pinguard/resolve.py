@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from packaging.version import InvalidVersion, Version
 
 from pinguard.errors import DeadlinePassed, PinguardError, RegistryError, deadline_lines
+from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
 
@@ -111,12 +112,14 @@ class Resolved:
     frozen_tag: str | None
     resolved_at: str
     platforms: dict[str, str] = field(default_factory=dict)
+    evidence: Evidence | None = None  # provenance, signatures and SBOMs, when they were looked for
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name, "tag": self.tag, "digest": self.digest, "media_type": self.media_type,
             "size": self.size, "tag_kind": self.tag_kind.value, "frozen_tag": self.frozen_tag,
             "resolved_at": self.resolved_at, "platforms": self.platforms,
+            **({"provenance": asdict(self.evidence)} if self.evidence is not None else {}),
         }
 
 

@@ -6,13 +6,14 @@ registry still serves that digest and the tag still points to it, for one reques
 Otherwise the locked digest is fetched by digest and re-hashed to tell `moved` from
 `missing` and `mismatch`. Entries are checked concurrently (each registry at its
 pace) and returned in the order given. `verify` reports the verdicts; `update` moves
-the moved ones forward.
+the moved ones forward. An entry whose provenance the lock records has it looked for
+again: a signature that no longer verifies, or provenance that changed, is a finding.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pinguard.errors import DigestMismatch, NotFound, PinguardError
 from pinguard.lockfile import Lock, LockEntry, LockfileError
 from pinguard.options import Options
 from pinguard.progress import Progress
+from pinguard.provenance.changes import lost
 from pinguard.reference import parse
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve import Resolved, Resolver
@@ -41,6 +43,7 @@ class Verdict:
     current: Resolved | None = None  # for MOVED: where the tag points now, with the evidence a lock entry keeps
     message: str | None = None
     error: PinguardError | None = None  # for ERROR: what went wrong
+    provenance: tuple[str, ...] = ()  # what held of the recorded provenance and no longer does
 
     @property
     def current_digest(self) -> str | None:
@@ -52,6 +55,7 @@ class Verdict:
         return {
             "name": self.entry.name, "tag": self.entry.tag, "digest": self.entry.digest,
             "status": self.status.value, "current_digest": self.current_digest, "message": self.message,
+            "provenance": list(self.provenance),
         }
 
 
@@ -84,7 +88,26 @@ def check(entries: Sequence[LockEntry], client: RegistryClient, options: Options
         if progress is not None:  # told from this thread, so the display is written by one thread only
             for future in as_completed(futures):
                 progress(future.result().entry)
-    return [future.result() for future in futures]
+    return _provenance_rechecked([future.result() for future in futures], client, options)
+
+
+def _provenance_rechecked(verdicts: list[Verdict], client: RegistryClient, options: Options) -> list[Verdict]:
+    """Verdicts on digests still served whose lock entry records provenance, with what no longer holds."""
+    recorded = [i for i, v in enumerate(verdicts) if v.status is Status.OK and v.entry.evidence is not None]
+    if not recorded:
+        return verdicts
+    from pinguard.online import with_evidence  # cryptography: only for entries that record provenance
+
+    now = with_evidence(client, [verdicts[i].entry for i in recorded], options)
+    checked = list(verdicts)
+    for i, outcome in zip(recorded, now, strict=True):
+        before = verdicts[i].entry.evidence
+        assert before is not None
+        if isinstance(outcome, PinguardError):
+            checked[i] = Verdict(verdicts[i].entry, Status.ERROR, message=f"provenance: {outcome}", error=outcome)
+        elif outcome.evidence is not None:
+            checked[i] = replace(verdicts[i], provenance=tuple(lost(before, outcome.evidence)))
+    return checked
 
 
 def deadline_lines(verdicts: Sequence[Verdict]) -> list[str]:

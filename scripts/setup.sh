@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what pinguard's demo and tests need on a Debian machine: the registry
-# and skopeo from apt, a virtual environment in .venv with pinguard and its dev extra.
+# and skopeo from apt, a virtual environment in .venv with pinguard and its extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,4 +23,4 @@ fi
 # torch first, pinned: the CPU build of this version is what the training extra is tested with,
 # and installing it before the extras keeps them from pulling another build.
 .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -e '.[dev,train,k8s]'
+.venv/bin/python -m pip install -q -e '.[dev,train,k8s,provenance]'

@@ -3,7 +3,8 @@
 It knows nothing of the distribution API by itself: a test gives it routes,
 (method, path regex) -> what to do, and reads back the requests it received.
 `serve_manifests` builds the routes of a well-behaved registry for one
-repository, so fault routes placed before them need only describe the fault.
+repository, so fault routes placed before them need only describe the fault;
+`serve_referrers` adds the OCI 1.1 referrers API over the same manifests.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from requests.structures import CaseInsensitiveDict
+
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"  # what the referrers API answers with
 
 
 @dataclass(frozen=True)
@@ -264,3 +267,56 @@ def serve_manifests(
         Route("*", base + r"/blobs/[^/]+", blob),
         Route("GET", base + r"/tags/list", tag_list),
     ]
+
+
+def referrer_descriptor(media_type: str, data: bytes) -> dict[str, Any]:
+    """How a registry lists a manifest among its subject's referrers: its artifactType (else its
+    config's media type, as OCI 1.1 says) and its annotations."""
+    document = json.loads(data)
+    config = document.get("config") or {}
+    descriptor: dict[str, Any] = {"mediaType": media_type, "digest": digest(data), "size": len(data)}
+    artifact_type = document.get("artifactType") or config.get("mediaType")
+    if artifact_type:
+        descriptor["artifactType"] = artifact_type
+    if document.get("annotations"):
+        descriptor["annotations"] = document["annotations"]
+    return descriptor
+
+
+def serve_referrers(
+    repository: str,
+    manifests: Mapping[str, tuple[str, bytes]],
+    *,
+    page_size: int | None = None,
+    filters: bool = True,
+    link_base: str = "",
+) -> list[Route]:
+    """The referrers API for one repository: every manifest in `manifests` (as given to
+    `serve_manifests`) that has a `subject` is listed under that subject's digest.
+
+    `?artifactType=` is applied and said so (`OCI-Filters-Applied`) when `filters`, else
+    ignored, as some registries do. `page_size` entries a page, with a `Link` to the next.
+    """
+    listed: dict[str, list[dict[str, Any]]] = {}
+    for media_type, data in dict.fromkeys(manifests.values()):
+        subject = json.loads(data).get("subject")
+        if isinstance(subject, dict):
+            listed.setdefault(subject["digest"], []).append(referrer_descriptor(media_type, data))
+
+    def referrers(request: Request) -> Action:
+        subject = request.bare_path.rsplit("/", 1)[1]
+        entries = listed.get(subject, [])
+        wanted = request.query.get("artifactType", [""])[0]
+        headers = {"Content-Type": OCI_INDEX}
+        if filters and wanted:
+            entries = [entry for entry in entries if entry.get("artifactType") == wanted]
+            headers["OCI-Filters-Applied"] = "artifactType"
+        size = page_size or len(entries) or 1
+        start = int(request.query.get("page", ["0"])[0]) * size
+        if start + size < len(entries):
+            query = urlencode({"page": start // size + 1, **({"artifactType": wanted} if wanted else {})})
+            headers["Link"] = f'<{link_base}/v2/{repository}/referrers/{subject}?{query}>; rel="next"'
+        page = {"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries[start : start + size]}
+        return Response(200, headers, json.dumps(page).encode())
+
+    return [Route("GET", re.escape(f"/v2/{repository}") + r"/referrers/[^/]+", referrers)]

@@ -10,7 +10,8 @@ import pytest
 from pinguard import __version__
 from pinguard.cli import main
 
-HEAVY = ("requests", "urllib3", "boto3", "botocore", "kubernetes", "ray", "torch", "transformers")
+HEAVY = ("requests", "urllib3", "boto3", "botocore", "kubernetes", "ray", "torch", "transformers", "sigstore",
+         "cryptography")
 
 
 def test_the_command_line_front_imports_nothing_heavy() -> None:

@@ -62,7 +62,8 @@ def test_a_moved_tag_names_where_it_points_now(fake: FakeRegistry, tmp_path: Pat
     assert (verdict.current.digest, verdict.current.frozen_tag) == (AFTER.digest, "v1.0.1")
     assert verdict.message == f"v1 now points to {AFTER.digest}, the same digest as v1.0.1"
     assert verdict.to_json() == {"name": f"{REGISTRY}/{REPO}", "tag": "v1", "digest": BEFORE.digest,
-                                 "status": "moved", "current_digest": AFTER.digest, "message": verdict.message}
+                                 "status": "moved", "current_digest": AFTER.digest, "message": verdict.message,
+                                 "provenance": []}
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import json
 from pinguard.errors import PinguardError
 from pinguard.online import resolve_references
 from pinguard.options import Options
+from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference, parse
 from pinguard.resolve import Resolved, failure_lines
 
@@ -46,7 +47,25 @@ def _text(item: Resolved, options: Options) -> str:
     lines.append(f"  tag         {kind}")
     for platform, digest in sorted(item.platforms.items()):
         lines.append(f"  platform    {platform} {digest}")
+    if item.evidence is not None:
+        lines.extend(_evidence_lines(item.evidence))
     registry = item.name.split("/", 1)[0]
     if registry in options.registry.mirrors:
         lines.append(f"  served by   {options.registry.mirrors[registry]} (mirror for {registry})")
     return "\n".join(lines) + "\n"
+
+
+def _evidence_lines(evidence: Evidence) -> list[str]:
+    if not (evidence.builds or evidence.signatures or evidence.sboms):
+        return [f"  provenance  none found (looked at {evidence.checked_at})"]
+    lines = []
+    for build in evidence.builds:
+        about = "" if build.subject_matches else f" (about {build.subject}, not this image)"
+        lines.append(f"  built by    {build.builder or '?'} from {build.source or '?'}"
+                     f"{'@' + build.revision if build.revision else ''}{about}")
+    for signature in evidence.signatures:
+        verdict = "verified" if signature.verified else f"not verified: {signature.problem}"
+        issuer = f" ({signature.issuer})" if signature.issuer else ""
+        lines.append(f"  signature   {signature.kind} {signature.identity or '?'}{issuer}, {verdict}")
+    lines.extend(f"  sbom        {sbom.predicate_type}, {sbom.packages} packages" for sbom in evidence.sboms)
+    return lines

@@ -84,6 +84,28 @@ def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Opti
     if failed:
         print("pinguard: nothing written", file=options.stderr)
         return None
-    return [explain.explain(client, verdict.entry, LockEntry.from_resolved(verdict.current))
-            for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
+    moved = [(verdict.entry, LockEntry.from_resolved(verdict.current))
+             for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
+    new = _with_provenance(client, moved, options)
+    if new is None:
+        return None
+    return [explain.explain(client, old, entry) for (old, _), entry in zip(moved, new, strict=True)]
+
+
+def _with_provenance(client: RegistryClient, moved: list[tuple[LockEntry, LockEntry]],
+                     options: Options) -> list[LockEntry] | None:
+    """The new entries, with their provenance where the old ones had theirs recorded (or it is asked for)."""
+    wanted = [i for i, (old, _) in enumerate(moved) if old.evidence is not None or options.provenance]
+    new = [entry for _, entry in moved]
+    if not wanted:
+        return new
+    from pinguard.online import with_evidence
+
+    for i, outcome in zip(wanted, with_evidence(client, [new[i] for i in wanted], options), strict=True):
+        if not isinstance(outcome, LockEntry):
+            print(f"pinguard: {new[i].name}:{new[i].tag}: provenance: {outcome}", file=options.stderr)
+            print("pinguard: nothing written", file=options.stderr)
+            return None
+        new[i] = outcome
+    return new
 

@@ -26,6 +26,8 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
         for verdict in verdicts:
             if not isinstance(verdict.error, DeadlinePassed) and (verdict.status is not Status.OK or not options.quiet):
                 print(_text(verdict), file=options.stdout)
+            for problem in verdict.provenance:
+                print(f"{'':<8} {verdict.entry.name}:{verdict.entry.tag}: {problem}", file=options.stdout)
         if not options.quiet:
             counted = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
             entries_text = f"{len(verdicts)} entr{'y' if len(verdicts) == 1 else 'ies'}"
@@ -34,7 +36,8 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
         print(f"pinguard: error: {line}", file=options.stderr)
     if counts[Status.ERROR]:
         return 2
-    failed = counts[Status.MISSING] or counts[Status.MISMATCH] or (fail_on_moved and counts[Status.MOVED])
+    failed = counts[Status.MISSING] or counts[Status.MISMATCH] or (fail_on_moved and counts[Status.MOVED]) or any(
+        verdict.provenance for verdict in verdicts)
     return 1 if failed else 0
 
 

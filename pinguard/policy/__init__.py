@@ -15,6 +15,11 @@ A policy file is YAML:
       public.ecr.aws: {rate: 10}
     helm:                       # values files whose chart (not in this repository) reads image `digest:`
       digest-read: ["deploy/values-*.yaml"]
+    provenance:                 # `lock --provenance`; paths are relative to the policy file
+      lock: true                # look every time `lock` resolves, as if --provenance were given
+      keys: [cosign.pub]        # PEM public keys for cosign key-based signatures
+      trusted-root: trusted_root.json   # Sigstore trusted root, for keyless bundles (offline)
+      notation-certs: [ca.pem]  # PEM CA certificates Notation signatures must chain to
 
 Everything is validated once, when the policy is loaded: an unknown key, rule
 or option, or a value of the wrong type, is a `PolicyError` naming the file
@@ -35,12 +40,14 @@ from pinguard.errors import PinguardError
 from pinguard.findings import Finding, Problem
 from pinguard.options import PROJECT_POLICY
 from pinguard.policy.rules import RULES, Rule
+from pinguard.provenance.model import Trust
 from pinguard.resolve import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"
 LEVELS = ("error", "warning", "off")
-_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm")
+_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "provenance")
+_PROVENANCE_KEYS = ("lock", "keys", "trusted-root", "notation-certs")
 _IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
 
 _R = TypeVar("_R", bound=Rule)
@@ -57,6 +64,8 @@ class Policy:
     tag_rules: TagRules = field(default_factory=TagRules)
     rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
     sources: SourceSettings = field(default_factory=SourceSettings)
+    trust: Trust = field(default_factory=Trust)  # what signatures are verified against
+    lock_provenance: bool = False  # `lock` looks for provenance without --provenance
 
     def enabled(self, rules: Iterable[_R]) -> list[tuple[_R, Mapping[str, Any]]]:
         """Those of `rules` (one TYPE's) this policy has on, in ID order, each with its options."""
@@ -89,7 +98,7 @@ def for_command(named: Sequence[Path], default: str = "default", *, project: boo
 
 def load(paths: Iterable[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones."""
-    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": []}
+    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}}
     for path in paths:
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
@@ -137,14 +146,15 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
-    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": []}
+    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}}
     if "extends" in data:
         base = data["extends"]
         if not isinstance(base, str):
             raise PolicyError(f"invalid policy {path}: extends: expected a preset name or a path")
         base_path = path.parent / base if base.endswith((".yaml", ".yml")) else preset(base)
         _merge(result, _read(base_path, (*seen, path.resolve())))
-    for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict)):
+    for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict),
+                      ("provenance", dict)):
         if key in data and not isinstance(data[key], kind):
             raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
         if kind is dict and isinstance(data.get(key), dict):
@@ -154,7 +164,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
                     "tags": tags, "rates": _rates(path, data.get("registries") or {}),
-                    "digest_read": _digest_read(path, data.get("helm") or {})})
+                    "digest_read": _digest_read(path, data.get("helm") or {}),
+                    "provenance": _provenance(path, data.get("provenance") or {})})
     return result
 
 
@@ -207,6 +218,30 @@ def _digest_read(path: Path, helm: dict[Any, Any]) -> list[str]:
     return globs
 
 
+def _provenance(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
+    """`provenance: {lock, keys, trusted-root, notation-certs}`; paths relative to the policy file."""
+    where = f"invalid policy {path}: provenance"
+    unknown = sorted(set(section) - set(_PROVENANCE_KEYS))
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_PROVENANCE_KEYS)})")
+    checked: dict[str, Any] = {}
+    if "lock" in section:
+        if not isinstance(section["lock"], bool):
+            raise PolicyError(f"{where}.lock: expected true or false")
+        checked["lock"] = section["lock"]
+    for key in ("keys", "notation-certs"):
+        if key in section:
+            files = section[key]
+            if not isinstance(files, list) or not all(isinstance(f, str) and f for f in files):
+                raise PolicyError(f"{where}.{key}: expected a list of file paths")
+            checked[key] = [path.parent / f for f in files]
+    if "trusted-root" in section:
+        if not isinstance(section["trusted-root"], str) or not section["trusted-root"]:
+            raise PolicyError(f"{where}.trusted-root: expected a file path")
+        checked["trusted-root"] = path.parent / section["trusted-root"]
+    return checked
+
+
 def _check_option(path: Path, rule: str, option: str, value: object) -> None:
     where = f"invalid policy {path}: rules.{rule}.{option}"
     if option == "level":
@@ -231,12 +266,16 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     into["tags"][:0] = other["tags"]  # first match wins: a later policy's (or the file's own) rules come first
     into["rates"].update(other["rates"])
     into["digest_read"].extend(other["digest_read"])
+    into["provenance"].update(other["provenance"])
 
 
 def _validated(merged: Mapping[str, Any]) -> Policy:
     rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
+    provenance = merged["provenance"]
+    trust = Trust(tuple(provenance.get("keys", ())), provenance.get("trusted-root"),
+                  tuple(provenance.get("notation-certs", ())))
     return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]),
-                  SourceSettings(tuple(merged["digest_read"])))
+                  SourceSettings(tuple(merged["digest_read"])), trust, provenance.get("lock", False))
 
 
 def _tag_rule(path: Path, entry: object) -> TagRule:

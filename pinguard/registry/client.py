@@ -1,4 +1,4 @@
-"""The OCI distribution API as pinguard uses it: manifests, blobs by digest, tags.
+"""The OCI distribution API as pinguard uses it: manifests, blobs by digest, tags, referrers.
 
 Requests are the scarce resource (ECR Public allows one a second), so within one
 run no request is made twice: what a tag points to is asked once, a repository's
@@ -14,9 +14,9 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import requests
 
@@ -25,13 +25,14 @@ from pinguard.reference import is_digest
 from pinguard.registry.auth import TokenCache
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.credentials import CredentialStore
-from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
+from pinguard.registry.manifest import ACCEPT, OCI_INDEX, Descriptor, ManifestBody, digest_of, media_type_of
 from pinguard.registry.pacer import Deadline, Pacer
-from pinguard.registry.settings import RegistrySettings
+from pinguard.registry.settings import CONTENT_LIMIT, RegistrySettings
 from pinguard.registry.transport import Transport
 
 _LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 _MAX_TAG_PAGES = 1000
+_MAX_REFERRER_PAGES = 20  # each a request; a subject with more referrers than that is not one to trust
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class RegistryClient:
         self._transports: dict[str, Transport] = {}
         self._tags: dict[str, list[str]] = {}
         self._tag_digests: dict[str, str] = {}  # "registry/repository:tag" -> digest, as learnt in this run
+        self._referrers: dict[str, list[Descriptor] | None] = {}
+        self._referrers_api: dict[str, bool] = {}  # registry -> whether it has the referrers API
         self._inflight: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
@@ -196,22 +199,65 @@ class RegistryClient:
 
     def list_tags(self, registry: str, repository: str) -> list[str]:
         """Every tag, following `Link: <...>; rel="next"` pages."""
-        transport = self._transport(registry)
         tags: list[str] = []
-        url: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_TAG_PAGES):
-            response = transport.request("GET", f"/v2/{repository}/tags/list", scope=_pull(repository), url=url)
+        for response in self._pages(registry, repository, f"/v2/{repository}/tags/list", "tag", _MAX_TAG_PAGES):
             self._check(response, registry, repository, None)
             tags.extend(_tags_page(response, registry, repository))
+        return tags
+
+    def referrers(self, registry: str, repository: str, digest: str,
+                  artifact_type: str | None = None) -> list[Descriptor] | None:
+        """What refers to `digest` (the OCI 1.1 referrers API), asked once a run; None where the registry
+        has no such API (it answers 404), which is learnt once for the whole registry.
+
+        Every entry is checked as an index entry is (its digest first); a registry that does not say it
+        applied the `artifactType` filter (`OCI-Filters-Applied`) is filtered here.
+        """
+        _check_digest(registry, repository, digest)
+        key = f"{registry}/{repository}@{digest}?{artifact_type or ''}"
+        with self._once("referrers:" + key):
+            if key not in self._referrers:
+                self._referrers[key] = self._referrers_of(registry, repository, digest, artifact_type)
+            return self._referrers[key]
+
+    def _referrers_of(self, registry: str, repository: str, digest: str,
+                      artifact_type: str | None) -> list[Descriptor] | None:
+        # Until a registry has said whether it has the API, one request learns it while the others wait.
+        unknown = registry not in self._referrers_api
+        with self._once("referrers-api:" + registry) if unknown else contextlib.nullcontext():
+            if self._referrers_api.get(registry) is False:
+                return None
+            query = f"?artifactType={quote(artifact_type, safe='')}" if artifact_type else ""
+            found: list[Descriptor] = []
+            pages = self._pages(registry, repository, f"/v2/{repository}/referrers/{digest}{query}", "referrer",
+                                _MAX_REFERRER_PAGES, headers={"Accept": OCI_INDEX},
+                                limit=self.settings.max_manifest_bytes)
+            for number, response in enumerate(pages):
+                if response.status_code == 404 and number == 0 and registry not in self._referrers_api:
+                    self._referrers_api[registry] = False
+                    return None
+                self._check(response, registry, repository, f"referrers of {digest}")
+                self._referrers_api[registry] = True
+                found.extend(_referrers_page(response, registry, repository, digest, artifact_type))
+            return found
+
+    def _pages(self, registry: str, repository: str, path: str, what: str, max_pages: int, *,
+               headers: Mapping[str, str] | None = None, limit: int = CONTENT_LIMIT) -> Iterator[requests.Response]:
+        """Each page of a listing, following `Link: <...>; rel="next"`, at most `max_pages` of them."""
+        transport = self._transport(registry)
+        url: str | None = None
+        seen: set[str] = set()
+        for _ in range(max_pages):
+            response = transport.request("GET", path, scope=_pull(repository), url=url, headers=headers, limit=limit)
+            yield response
             link = _LINK_NEXT.search(response.headers.get("Link", ""))
             if link is None:
-                return tags
+                return
             url = urljoin(response.url, link.group(1))
             if url in seen:
-                raise RegistryError(f"{registry}/{repository}: tag pages loop back to {url}")
+                raise RegistryError(f"{registry}/{repository}: {what} pages loop back to {url}")
             seen.add(url)
-        raise RegistryError(f"{registry}/{repository}: more than {_MAX_TAG_PAGES} pages of tags")
+        raise RegistryError(f"{registry}/{repository}: more than {max_pages} pages of {what}s")
 
     def _manifest_request(self, method: str, registry: str, repository: str, reference: str) -> requests.Response:
         if ":" in reference:
@@ -287,6 +333,20 @@ def _tags_page(response: requests.Response, registry: str, repository: str) -> l
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise RegistryError(f"{registry}/{repository}: tags list has a malformed 'tags' field")
     return tags
+
+
+def _referrers_page(response: requests.Response, registry: str, repository: str, digest: str,
+                    artifact_type: str | None) -> list[Descriptor]:
+    """The entries of one page (an image index), filtered by `artifact_type` when the registry did not."""
+    page = ManifestBody(response.content, digest_of(response.content), OCI_INDEX)
+    try:
+        entries = page.descriptors()
+    except RegistryError as exc:
+        raise RegistryError(f"{registry}/{repository}: the referrers of {digest} are malformed: {exc}") from None
+    applied = {name.strip() for name in response.headers.get("OCI-Filters-Applied", "").split(",")}
+    if artifact_type is None or "artifactType" in applied:
+        return entries
+    return [entry for entry in entries if entry.artifact_type == artifact_type]
 
 
 def _error_codes(response: requests.Response) -> set[str]:

@@ -39,6 +39,17 @@ def test_a_folder_named_like_a_preset_is_not_a_policy(tmp_path: Path, monkeypatc
     assert for_command([Path("aws-dlc")]).rules["ray-efa"]["level"] == "error"
 
 
+def test_provenance_settings_are_paths_beside_the_policy(tmp_path: Path) -> None:
+    (tmp_path / "keys").mkdir()
+    base = _policy(tmp_path / "keys", "provenance:\n  keys: [cosign.pub]\n  trusted-root: root.json\n", "base.yaml")
+    child = _policy(tmp_path, "extends: keys/base.yaml\nprovenance:\n  lock: true\n  notation-certs: [ca.pem]\n")
+    policy = load([child])
+    assert policy.trust.keys == (base.parent / "cosign.pub",)
+    assert policy.trust.trusted_root == base.parent / "root.json"
+    assert policy.trust.notation_certs == (tmp_path / "ca.pem",)
+    assert policy.lock_provenance and not for_command([], project=False).lock_provenance
+
+
 def test_registry_rates_are_merged_later_files_winning(tmp_path: Path) -> None:
     base = _policy(tmp_path, "registries:\n  public.ecr.aws: {rate: 1}\n  ghcr.io: {rate: 5}\n", "base.yaml")
     child = _policy(tmp_path, f"extends: {base.name}\nregistries:\n  public.ecr.aws: {{rate: 10}}\n")
@@ -88,6 +99,11 @@ def test_every_rule_runs_as_its_type_says() -> None:
         ("rules:\n  denied-tags: {1: x, level: error}\n", "rules.denied-tags.1: a key must be a name"),
         ("exclude: [1]\n", "policy.yaml: exclude: expected a list of glob patterns"),
         ("[" * 10000 + "]" * 10000 + "\n", "policy.yaml: "),
+        ("provenance: [keys]\n", "provenance: expected a mapping"),
+        ("provenance:\n  key: [a.pub]\n", "provenance: unknown key 'key' (known: lock, keys"),
+        ("provenance:\n  lock: 'yes'\n", "provenance.lock: expected true or false"),
+        ("provenance:\n  keys: a.pub\n", "provenance.keys: expected a list of file paths"),
+        ("provenance:\n  trusted-root: [a]\n", "provenance.trusted-root: expected a file path"),
     ],
 )
 def test_invalid_policies_name_the_key(tmp_path: Path, text: str, message: str) -> None:

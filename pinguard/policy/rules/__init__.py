@@ -29,6 +29,9 @@ from pinguard.policy.rules import (
     not_locked,
     ray_efa,
     ray_same_image,
+    require_provenance,
+    require_sbom,
+    require_signature,
     runtime_env_pins,
     templated,
     unpinned,
@@ -61,8 +64,8 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, templated, unpinned,
-              unread_digest)
+_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, require_provenance,
+              require_sbom, require_signature, templated, unpinned, unread_digest)
 _DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)
 _LOCK = (unused_lock_entry,)
 

@@ -1,7 +1,8 @@
 """What rules share: the context they check against, and small helpers."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+import fnmatch
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 
 from pinguard.findings import Problem
 from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.provenance.model import Evidence
 from pinguard.resolve import TagRules
 from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import mapping_get, scalar_text
@@ -26,6 +28,43 @@ class Context:
         """The lock key a reference stands for (None: no tag to lock) and its entry (None: not locked)."""
         key = locked_key(found.reference) if found.reference is not None else None
         return key, self.lock.get(*key) if key is not None else None
+
+
+def matches(value: str | None, patterns: list[str]) -> bool:
+    """Whether a value matches one of the globs; no patterns: any value at all will do."""
+    return value is not None and (not patterns or any(fnmatch.fnmatchcase(value, p) for p in patterns))
+
+
+def evidence(found: Found, context: Context, repositories: list[str]) -> Evidence | Problem | None:
+    """What the lock holds of a reference's provenance, when a provenance rule applies to it.
+
+    None: the rule does not apply (no reference, another repository, not locked: `not-locked`
+    says so). A Problem: nobody looked (`pinguard lock --provenance` records what it finds).
+    """
+    if found.reference is None or not matches(found.reference.name, repositories):
+        return None
+    _, entry = context.locked(found)
+    if entry is None:
+        return None
+    if entry.evidence is None:
+        return at(found, f"{spelled(found)}: provenance was never checked; run `pinguard lock --provenance`")
+    return entry.evidence
+
+
+_Judge = Callable[[Conf, Found, Evidence], Iterator[Problem]]
+_Check = Callable[[Conf, Found, Context], Iterator[Problem]]
+
+
+def judged_by_evidence(judge: _Judge) -> _Check:
+    """A provenance rule's `check`: `judge` sees the recorded evidence of each reference the rule applies to."""
+    def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
+        recorded = evidence(found, context, conf["repositories"])
+        if isinstance(recorded, Problem):
+            yield recorded
+        elif recorded is not None:
+            yield from judge(conf, found, recorded)
+
+    return check
 
 
 def at(found: Found, message: str) -> Problem:

@@ -1,0 +1,97 @@
+"""What pinguard records of an image's provenance, per lock entry.
+
+`Evidence` with empty lists is an answer ("looked at CHECKED_AT, none found"),
+distinct from no `Evidence` at all ("nobody looked"). Standard library only:
+the offline rules read it from the lockfile.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What an artifact is, by its artifactType (or, for the cosign tag scheme, its layers' media type).
+COSIGN_SIGNATURE = "application/vnd.dev.cosign.simplesigning.v1+json"
+COSIGN_ATTESTATION = "application/vnd.dsse.envelope.v1+json"
+SIGSTORE_BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
+NOTATION_SIGNATURE = "application/vnd.cncf.notary.signature"
+IN_TOTO = "application/vnd.in-toto+json"
+
+SLSA_V02 = "https://slsa.dev/provenance/v0.2"
+SLSA_V1 = "https://slsa.dev/provenance/v1"
+SPDX = "https://spdx.dev/Document"
+CYCLONEDX = "https://cyclonedx.org/bom"
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One thing found that refers to a digest, with its manifest and layer blobs, every byte verified.
+
+    `found_by`: "referrers" (OCI 1.1 API), "tag" (cosign's `sha256-HEX.sig` scheme or the
+    referrers tag `sha256-HEX`), "index" (a BuildKit attestation manifest in the image index).
+    """
+
+    subject: str  # the digest it refers to: the index's, or one platform manifest's
+    artifact_type: str
+    manifest_digest: str
+    annotations: dict[str, str]  # the manifest's
+    layers: tuple[Layer, ...]
+    found_by: str
+
+
+@dataclass(frozen=True)
+class Layer:
+    media_type: str
+    digest: str
+    annotations: dict[str, str]
+    data: bytes  # hashed to `digest` when fetched
+
+
+@dataclass(frozen=True)
+class Build:
+    """SLSA provenance read from an in-toto statement."""
+
+    predicate_type: str
+    builder: str | None
+    source: str | None  # the source repository (a URI), when the statement names one
+    revision: str | None  # the source commit
+    started: str | None
+    finished: str | None
+    statement_digest: str  # the digest of the statement (or DSSE envelope) bytes
+    subject: str  # the digest the statement says it is about
+    subject_matches: bool  # whether that is the manifest it was found for
+    signed: bool = False  # inside a DSSE envelope whose signature verified
+
+
+@dataclass(frozen=True)
+class Signature:
+    kind: str  # "cosign", "sigstore", "notation"
+    identity: str | None  # key id (sha256 of the public key's DER), or the certificate's identity
+    issuer: str | None  # the OIDC issuer (sigstore), the certificate's issuer (notation)
+    verified: bool
+    problem: str | None = None  # why it did not verify
+
+
+@dataclass(frozen=True)
+class Sbom:
+    predicate_type: str
+    digest: str  # of the statement (or document) bytes
+    packages: int
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What was found for one locked image (its index and every platform manifest)."""
+
+    checked_at: str  # RFC 3339, UTC
+    builds: tuple[Build, ...] = ()
+    signatures: tuple[Signature, ...] = ()
+    sboms: tuple[Sbom, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trust:
+    """What signatures are verified against: files the user names, so verification works offline."""
+
+    keys: tuple[Path, ...] = ()  # PEM public keys (ECDSA P-256, Ed25519, RSA) for cosign key-based signatures
+    trusted_root: Path | None = None  # a Sigstore trusted_root.json, for keyless bundles
+    notation_certs: tuple[Path, ...] = field(default_factory=tuple)  # PEM CA certificates for Notation
