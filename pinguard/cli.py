@@ -132,13 +132,33 @@ def _parser() -> argparse.ArgumentParser:
                      help="policy file or shipped preset name the manifest must pass (repeatable; default: aws-dlc)")
     run.add_argument("--timeout", type=float, default=3600.0, metavar="S",
                      help="give up watching after S seconds (default 3600); the job is left running")
+    run.add_argument("--admission", action="store_true",
+                     help="first apply the lock as a ValidatingAdmissionPolicy bound to the job's namespace, so the "
+                          "cluster admits only locked images there (with --dry-run: print it)")
     _add_common_options(run)
+
+    export = commands.add_parser("export", help="write the lock as an admission policy the cluster enforces")
+    export.add_argument("what", choices=("admission",), help="`admission`: only images pinned to a locked digest "
+                                                            "are admitted")
+    export.add_argument("--format", choices=("vap", "kyverno"), default="vap",
+                        help="vap: ValidatingAdmissionPolicy, its binding and params ConfigMap (default); "
+                             "kyverno: a Kyverno ClusterPolicy")
+    export.add_argument("--namespace", action="append", default=[], dest="namespaces", metavar="NS",
+                        help="bind this namespace (repeatable; default: every namespace but kube-system)")
+    export.add_argument("--mode", choices=("deny", "warn", "audit"), default="deny",
+                        help="what a pod with an unlocked image meets: denied (default), admitted with a warning, "
+                             "or admitted and audited")
+    export.add_argument("--output", type=Path, metavar="FILE", help="write FILE (atomically) instead of stdout")
+    _add_common_options(export)
 
     audit = commands.add_parser("audit", help="report pods running images the lockfile does not hold")
     scope = audit.add_mutually_exclusive_group()
     scope.add_argument("--namespace", metavar="NS", help="the namespace (default: the context's)")
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
     audit.add_argument("--format", choices=("text", "json"), default="text")
+    audit.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
+                       help="policy file or shipped preset name, for the sidecars it allows (repeatable; default: "
+                            ".pinguard.yaml if present, else the `default` preset)")
     _add_common_options(audit)
     return parser
 
@@ -165,7 +185,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     # fast to ask registries. `check` and `run` choose theirs with their own defaults. An offline
     # command (`scan`, `pin` on every commit) with no policy at hand needs none of the default's.
     online = hasattr(args, "deadline") and getattr(args, "resolve", True)
-    if args.command not in ("check", "run", "audit") and (online or args.policy or PROJECT_POLICY.is_file()):
+    if args.command not in ("check", "run", "audit", "export") and (online or args.policy or PROJECT_POLICY.is_file()):
         from pinguard.policy import for_command
 
         policy = for_command(args.policy)
@@ -231,11 +251,16 @@ def _run(args: argparse.Namespace, options: Options) -> int:
         from pinguard.commands.run import run
 
         return run(args.manifest, options, policies=args.policy, dry_run=args.dry_run, local=args.local,
-                   namespace=args.namespace, timeout=args.timeout)
+                   namespace=args.namespace, timeout=args.timeout, admission=args.admission)
+    if args.command == "export":
+        from pinguard.commands.export import export
+
+        return export(options, fmt=args.format, bound=args.namespaces, mode=args.mode, output=args.output)
     if args.command == "audit":
         from pinguard.commands.audit import audit
 
-        return audit(options, namespace=args.namespace, all_namespaces=args.all_namespaces, fmt=args.format)
+        return audit(options, namespace=args.namespace, all_namespaces=args.all_namespaces, fmt=args.format,
+                     policies=args.policy)
     raise AssertionError(f"unhandled command {args.command}")
 
 

@@ -11,14 +11,28 @@ bodies shaped as the real API's (kind, apiVersion, metadata, items; errors as `S
     GET    /api/v1/namespaces/{ns}/pods?labelSelector=a=b,c=d
     GET    /api/v1/pods                                                all namespaces
     GET    /api/v1/namespaces/{ns}/pods/{name}
+    PATCH  /api/v1/namespaces/{ns}/configmaps/{name}                  server-side apply
+    GET    /api/v1/namespaces/{ns}/configmaps/{name}
+    PATCH  /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|validatingadmissionpolicybindings}/{name}
+    GET    /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|validatingadmissionpolicybindings}/{name}
 
 It plays KubeRay too, as a test programs it: creating a RayJob or RayCluster "starts"
 its pods at once (the head and `replicas` workers per group, labelled `ray.io/cluster`,
 Running, each container's `imageID` carrying the digest its image names, or the one
-`wrong_digests` programs for the pod at that position: 0 the head, then the workers).
-A RayJob gets `status.rayClusterName` on the `cluster_after`-th read and its final
-`jobStatus` on the `finish_after`-th. DELETE removes the object and its pods and is
+`wrong_digests` programs for the pod at that position: 0 the head, then the workers,
+then a RayJob's submitter pod). A RayJob gets `status.rayClusterName` on the
+`cluster_after`-th read, and in K8sJobMode (the default submissionMode) the pod of its
+submitter Job with it: named after the RayJob plus a suffix, labelled `job-name` and
+`batch.kubernetes.io/job-name` (as the Job controller does) and not `ray.io/cluster`,
+running the `submitterPodTemplate`'s containers or KubeRay's default `ray-job-submitter`
+on the head's image. Its final `jobStatus` comes on the `finish_after`-th read, the
+submitter pod Succeeded. `sidecars` programs containers a webhook would have injected
+into the pod at a position. DELETE removes the object and its cluster's pods and is
 recorded in `deleted`. Every request is recorded (`requests`).
+
+Server-side apply (`application/apply-patch+yaml` with a `fieldManager`) of ConfigMaps
+and admission policies and bindings stores the object whole in `applied`; it evaluates
+no policy.
 """
 from __future__ import annotations
 
@@ -35,6 +49,14 @@ from testing.fake_registry import Action, FakeRegistry, Request, Response, Route
 
 _RAY = r"/apis/ray\.io/v1/namespaces/(?P<ns>[^/]+)/(?P<plural>rayjobs|rayclusters)"
 _KINDS = {"rayjobs": "RayJob", "rayclusters": "RayCluster"}
+_APPLIED = (  # what server-side apply reaches: (path, apiVersion, kind by resource)
+    (r"/api/v1/namespaces/(?P<ns>[^/]+)/(?P<plural>configmaps)/(?P<name>[^/]+)", "v1", {"configmaps": "ConfigMap"}),
+    (r"/apis/admissionregistration\.k8s\.io/v1/(?P<plural>validatingadmissionpolicies|validatingadmissionpolicybindings)"
+     r"/(?P<name>[^/]+)", "admissionregistration.k8s.io/v1",
+     {"validatingadmissionpolicies": "ValidatingAdmissionPolicy",
+      "validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBinding"}),
+)
+APPLY_PATCH = "application/apply-patch+yaml"
 STARTED_AT = "2026-11-30T06:00:00Z"
 
 
@@ -73,14 +95,17 @@ class FakeKube:
     """The fake API server on 127.0.0.1 and a free port; a context manager."""
 
     def __init__(self, *, cluster_after: int = 2, finish_after: int = 4, final_status: str = "SUCCEEDED",
-                 wrong_digests: Mapping[int, str] | None = None) -> None:
+                 wrong_digests: Mapping[int, str] | None = None,
+                 sidecars: Mapping[int, Sequence[tuple[str, str]]] | None = None) -> None:
         self.cluster_after = cluster_after
         self.finish_after = finish_after
         self.final_status = final_status
         self.wrong_digests = dict(wrong_digests or {})
+        self.sidecars = dict(sidecars or {})  # position -> (name, image) injected into that pod
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, namespace, name)
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, name)
         self.deleted: list[tuple[str, str, str]] = []
+        self.applied: dict[tuple[str, str, str], dict[str, Any]] = {}  # (resource, namespace or "", name)
         self._reads: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
         self._server = FakeRegistry([
@@ -90,6 +115,7 @@ class FakeKube:
             Route("GET", r"/api/v1/pods", self._pods),
             Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", self._pods),
             Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)", self._pod),
+            *(Route("*", path, self._apply) for path, _, _ in _APPLIED),
         ])
         self.url = self._server.url
 
@@ -185,8 +211,11 @@ class FakeKube:
         if reads >= self.cluster_after:
             job["status"] = {"rayClusterName": f"{job['metadata']['name']}-raycluster-fake",
                              "jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}
+            self._submit(job)
         if reads >= self.finish_after:
             job["status"].update(jobDeploymentStatus="Complete", jobStatus=self.final_status)
+            if _submitter_key(job) in self.pods:
+                _finish(self.pods[_submitter_key(job)])
 
     def _start(self, ns: str, cluster: str, spec: Mapping[str, Any]) -> None:
         """The pods of a Ray cluster: the head, then each worker group's replicas."""
@@ -198,12 +227,37 @@ class FakeKube:
             template = group_spec.get("template") or {}
             for replica in range(replicas):
                 name = f"{cluster}-head" if node_type == "head" else f"{cluster}-{group}-worker-{replica}"
-                containers = [(c["name"], c["image"], image_id_for(c["image"], self.wrong_digests.get(position),
-                                                                   docker=node_type == "head"))
-                              for c in (template.get("spec") or {}).get("containers") or []]
                 labels = {"ray.io/cluster": cluster, "ray.io/node-type": node_type, "ray.io/group": group}
+                containers = self._containers(template, position, docker=node_type == "head")
                 self.pods[(ns, name)] = pod(ns, name, containers, labels=labels)
                 position += 1
+
+    def _submit(self, job: Mapping[str, Any]) -> None:
+        """KubeRay's submitter in K8sJobMode, once: a batch/v1 Job named after the RayJob, and the pod it starts."""
+        spec, name, ns = job["spec"], job["metadata"]["name"], job["metadata"]["namespace"]
+        if (spec.get("submissionMode") or "K8sJobMode") != "K8sJobMode" or _submitter_key(job) in self.pods:
+            return
+        head = ((spec.get("rayClusterSpec") or {}).get("headGroupSpec") or {}).get("template") or {}
+        ray = ((head.get("spec") or {}).get("containers") or [])[:1]  # the head's Ray container: its image
+        template = spec.get("submitterPodTemplate") or {
+            "spec": {"containers": [{"name": "ray-job-submitter", "image": c["image"]} for c in ray]}}
+        cluster = job["status"]["rayClusterName"]
+        position = sum(1 for p in self.pods.values() if p["metadata"]["labels"].get("ray.io/cluster") == cluster)
+        uid = hashlib.sha256(f"job/{ns}/{name}".encode()).hexdigest()[:32]
+        labels = {**(template.get("metadata") or {}).get("labels", {}), "batch.kubernetes.io/controller-uid": uid,
+                  "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name}
+        body = pod(ns, _submitter_key(job)[1], self._containers(template, position), labels=labels)
+        body["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
+                                                "controller": True, "blockOwnerDeletion": True}]
+        self.pods[_submitter_key(job)] = body
+
+    def _containers(self, template: Mapping[str, Any], position: int, *,
+                    docker: bool = False) -> list[tuple[str, str, str]]:
+        """(name, image, imageID) of the pod at `position`: its template's containers, then those injected into it."""
+        declared = [(c["name"], c["image"]) for c in (template.get("spec") or {}).get("containers") or []]
+        wrong = self.wrong_digests.get(position)
+        return ([(c, image, image_id_for(image, wrong, docker=docker)) for c, image in declared]
+                + [(c, image, image_id_for(image, docker=docker)) for c, image in self.sidecars.get(position, ())])
 
     def _pods(self, request: Request) -> Action:
         ns = _groups(r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", request).get("ns")  # None: every namespace
@@ -218,6 +272,44 @@ class FakeKube:
         with self._lock:
             body = self.pods.get((found["ns"], found["name"]))
         return _json(body) if body is not None else _status(404, "NotFound", f'pods "{found["name"]}" not found')
+
+
+    def _apply(self, request: Request) -> Action:
+        """Server-side apply of one object, or reading it back; the body must name what the path names."""
+        path, api_version, kinds = next((p, v, k) for p, v, k in _APPLIED if re.fullmatch(p, request.bare_path))
+        found = _groups(path, request)
+        key = (found["plural"], found.get("ns") or "", found["name"])
+        with self._lock:
+            if request.method == "GET":
+                stored = self.applied.get(key)
+                return _json(stored) if stored else _status(404, "NotFound", f'{key[0]} "{key[2]}" not found')
+        if request.method != "PATCH":
+            return _status(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+        if request.headers.get("Content-Type") != APPLY_PATCH or not request.query.get("fieldManager"):
+            return _status(400, "BadRequest", f"only server-side apply ({APPLY_PATCH} with a fieldManager) is served")
+        body = json.loads(request.body)
+        metadata = body.get("metadata") or {}
+        if (body.get("apiVersion"), body.get("kind"), metadata.get("name"), metadata.get("namespace") or "") != (
+                api_version, kinds[key[0]], key[2], key[1]):
+            return _status(400, "BadRequest", "the body does not name the object the path names")
+        body["metadata"] = {**metadata, "uid": f"uid-{key[2]}", "resourceVersion": "1"}
+        with self._lock:
+            self.applied[key] = body
+        return _json(body)
+
+
+def _submitter_key(job: Mapping[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of the submitter pod: the Job's name, the RayJob's, and a suffix as the Job controller adds."""
+    name = job["metadata"]["name"]
+    return job["metadata"]["namespace"], f"{name}-{hashlib.sha256(name.encode()).hexdigest()[:5]}"
+
+
+def _finish(body: dict[str, Any]) -> None:
+    """A pod whose containers all exited 0: still reporting the images they ran."""
+    body["status"]["phase"] = "Succeeded"
+    for status in body["status"]["containerStatuses"]:
+        status.update(ready=False, started=False, state={"terminated": {"exitCode": 0, "reason": "Completed",
+                                                                        "startedAt": STARTED_AT}})
 
 
 def _groups(pattern: str, request: Request) -> dict[str, str]:

@@ -8,6 +8,7 @@ The flags of the AWS sample this replaces (aws-samples/sample-aws-deep-learning-
 their meaning: --model_id --steps --seq_len --batch_size --learning_rate --num_workers.
 
 Nothing is downloaded: --model_id names a local Hugging Face folder or an architecture built with random weights.
+Each rank allocates and fills only its own shards of the model (build_sharded_model), never the whole of it.
 Running again with the same --storage_path and --run_name resumes from that run's latest checkpoint (Ray Train V2
 restores the run's checkpoint list from storage); --steps counts every step of the run, those before a resume included.
 """
@@ -22,7 +23,6 @@ import logging
 import math
 import os
 import re
-import resource
 import sys
 import tempfile
 import time
@@ -37,13 +37,15 @@ import ray.train
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
+import transformers
 from ray.train.torch import TorchConfig, TorchTrainer, get_device
+from safetensors import safe_open
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-from torch.distributed.tensor import DTensor
+from torch.distributed.tensor import DTensor, Shard
 from torch.optim.lr_scheduler import LambdaLR
-from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, PretrainedConfig, PreTrainedModel, Qwen2Config
 
 # Named architectures, built from their config with random weights. qwen2.5-1.5b is Qwen/Qwen2.5-1.5B's published
 # shape (its config.json); tiny is the same family small enough for tests on CPU.
@@ -131,22 +133,121 @@ def architecture(model_id: str) -> str | None:
     return name if name in ARCHITECTURES else None
 
 
-def build_model(name_or_path: str) -> PreTrainedModel:
-    """A local Hugging Face folder loaded in fp32 (the master weights), or a named architecture with random weights.
-
-    Seed torch before calling: every rank builds the whole model and keeps its shard, so all must build the same one.
-    """
+def model_config(name_or_path: str) -> PretrainedConfig:
+    """A local Hugging Face folder's config, or a named architecture's, set up for training."""
     if Path(name_or_path).is_dir():
-        model: PreTrainedModel = AutoModelForCausalLM.from_pretrained(
-            name_or_path, dtype=torch.float32, local_files_only=True
-        )
+        config: PretrainedConfig = AutoConfig.from_pretrained(name_or_path, local_files_only=True)
     else:
         name = architecture(name_or_path)
         if name is None:
             raise ValueError(f"--model_id {name_or_path!r} is neither a local folder nor one of: {KNOWN}")
-        model = Qwen2ForCausalLM(Qwen2Config(**ARCHITECTURES[name]))
-    model.config.use_cache = False  # training never reuses keys and values
+        config = Qwen2Config(**ARCHITECTURES[name])
+    config.use_cache = False  # training never reuses keys and values
+    return config
+
+
+def build_model(name_or_path: str) -> PreTrainedModel:
+    """The whole model on this host in fp32: a local folder's weights, or a named architecture's random ones.
+
+    Training builds the sharded model instead (build_sharded_model); this is what that one is checked and measured
+    against. Seed torch first for the same random weights each time.
+    """
+    config = model_config(name_or_path)
+    if Path(name_or_path).is_dir():
+        model: PreTrainedModel = AutoModelForCausalLM.from_pretrained(
+            name_or_path, config=config, dtype=torch.float32, local_files_only=True
+        )
+    else:
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     return model
+
+
+def build_sharded_model(
+    name_or_path: str,
+    *,
+    device: torch.device,
+    seed: int = 0,
+    attention: str | None = None,
+    activation_checkpointing: bool = False,
+    compile: bool = False,
+) -> PreTrainedModel:
+    """The model sharded by shard_model over all ranks, no rank ever holding more than its own shards.
+
+    It is built on the meta device (shapes without storage) and sharded there; then each rank allocates its shards on
+    `device` and fills them: from the folder's safetensors (load_shards), else with Hugging Face's random
+    initialisation, which also computes the buffers (rotary frequencies) that `to_empty` leaves as uninitialised
+    memory. `attention` picks Hugging Face's implementation ("sdpa", "flash_attention_2", "eager"; default: its own).
+    """
+    if int(transformers.__version__.split(".")[0]) < 5:
+        # What this relies on is transformers 5's: no initialisation on the meta device, and init_weights that skips
+        # parameters marked as loaded and recomputes the rotary buffers.
+        raise RuntimeError(f"building the sharded model needs transformers 5 or later, not {transformers.__version__}")
+    with torch.device("meta"):
+        model: PreTrainedModel = AutoModelForCausalLM.from_config(
+            model_config(name_or_path), dtype=torch.float32, attn_implementation=attention
+        )
+    shard_model(
+        model,
+        device_type=device.type,
+        mixed_precision=device.type == "cuda",
+        activation_checkpointing=activation_checkpointing,
+        compile=compile,
+    )
+    model.to_empty(device=device)
+    if Path(name_or_path).is_dir():
+        load_shards(model, Path(name_or_path))
+    # On a GPU DTensor draws each shard at its own offset of one generator seeded alike on every rank; on CPU every
+    # rank draws its shards from its own generator, which must then differ or all shards come out alike.
+    torch.manual_seed(seed + dist.get_rank() if device.type == "cpu" else seed)
+    model.init_weights()  # skips what load_shards marked as loaded
+    return model
+
+
+def safetensors_index(folder: Path) -> dict[str, str]:
+    """Tensor name to file name: model.safetensors.index.json's map where the weights are split, else one file's."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        return dict(json.loads(index.read_text(encoding="utf-8"))["weight_map"])
+    single = folder / "model.safetensors"
+    if not single.is_file():
+        raise ValueError(f"{folder} has no model.safetensors or model.safetensors.index.json")
+    with safe_open(single, framework="pt") as weights:
+        return dict.fromkeys(weights.keys(), single.name)
+
+
+def local_rows(parameter: torch.Tensor) -> tuple[torch.Tensor, slice]:
+    """This rank's part of a parameter, and which rows of the whole it holds (all of them when not sharded)."""
+    if not isinstance(parameter, DTensor):
+        return parameter, slice(None)
+    if parameter.placements != (Shard(0),):
+        raise ValueError(f"only parameters sharded by rows load, not {parameter.placements}")
+    # FSDP2 splits rows as torch.chunk does: ceil(rows / ranks) each, so the last ranks may hold fewer or none.
+    rows = parameter.shape[0]
+    per_rank = -(-rows // parameter.device_mesh.size())
+    start = min(parameter.device_mesh.get_local_rank() * per_rank, rows)
+    local = parameter.to_local()
+    return local, slice(start, start + local.shape[0])
+
+
+def load_shards(model: torch.nn.Module, folder: Path) -> None:
+    """Copy into each parameter's local shard its rows of the folder's safetensors, cast to the parameter's dtype.
+
+    Every rank reads its own rows only, so no process holds a whole tensor. The files are memory-mapped, and a page
+    read stays in the process's resident set while its file is open: each file is opened for one tensor at a time.
+    Each loaded parameter is marked as Hugging Face's loader marks it (`_is_hf_initialized`), so that init_weights
+    leaves it alone.
+    """
+    where = safetensors_index(folder)
+    missing = [name for name, _ in model.named_parameters() if name not in where]
+    if missing:
+        named = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+        raise ValueError(f"{folder}'s safetensors lack {len(missing)} of the model's parameters: {named}")
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            local, rows = local_rows(parameter)
+            with safe_open(folder / where[name], framework="pt") as weights:
+                local.copy_(weights.get_slice(name)[rows])
+            parameter._is_hf_initialized = True
 
 
 def decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:
@@ -169,7 +270,8 @@ def shard_model(
     """FSDP2 over all ranks of the default process group: each decoder layer, then the root (embeddings, head).
 
     Sharding per layer lets FSDP2 gather one layer's parameters at a time and overlap that with compute. The
-    parameters move to the mesh's device as they are sharded, so a GPU never holds the whole fp32 model.
+    parameters move to the mesh's device as they are sharded, so a GPU never holds the whole fp32 model; parameters on
+    the meta device stay there, for build_sharded_model to allocate and fill.
     """
     mesh = init_device_mesh(device_type, (dist.get_world_size(),))
     # bf16 compute with fp32 gradient reduction and fp32 master weights; CPUs keep fp32 throughout.
@@ -214,11 +316,18 @@ def peak_tflops(device: torch.device, override: float | None = None) -> float | 
     return next((tflops for pattern, tflops in GPU_PEAK_TFLOPS if re.search(pattern, name)), None)
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set, from Linux's VmHWM. Not getrusage's ru_maxrss: a process started by fork and
+    exec (torch.multiprocessing's spawn, for one) keeps there the peak of the process it was forked from."""
+    status = Path("/proc/self/status").read_text(encoding="utf-8")
+    return int(re.search(r"^VmHWM:\s+(\d+) kB$", status, re.MULTILINE)[1]) * 1024  # type: ignore[index]
+
+
 def peak_memory_gb(device: torch.device) -> float:
-    """CUDA's peak allocation on a GPU; on CPU the process's peak resident set (Linux reports KiB)."""
+    """CUDA's peak allocation on a GPU; on CPU the process's peak resident set."""
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 1e9
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9
+    return peak_rss_bytes() / 1e9
 
 
 # --- optimisation ----------------------------------------------------------------------------------------------------
@@ -456,17 +565,15 @@ def train_loop_per_worker(config_dict: dict[str, Any]) -> None:
     if dist.get_backend() == "nccl":
         check_nccl_transport(config, device, guards)
 
-    torch.manual_seed(config.seed)
-    model = build_model(config.model_id)
-    per_token = flops_per_token(model, config.seq_len)
-    vocab_size = model.config.vocab_size
-    model = shard_model(
-        model,
-        device_type=device.type,
-        mixed_precision=device.type == "cuda",
+    model = build_sharded_model(
+        config.model_id,
+        device=device,
+        seed=config.seed,
         activation_checkpointing=config.activation_checkpointing,
         compile=config.compile,
     )
+    per_token = flops_per_token(model, config.seq_len)
+    vocab_size = model.config.vocab_size
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate)
 
     start = 0
@@ -544,8 +651,8 @@ def parse_args(argv: Sequence[str] | None = None) -> TrainConfig:
             options["default"] = getattr(defaults, flag.removeprefix("--"))
         parser.add_argument(flag, help=text, **options)
 
-    add("--model_id", f"a local Hugging Face model folder, or a named architecture with random weights: {KNOWN}"
-        + default)
+    add("--model_id", "a local Hugging Face model folder (safetensors), or a named architecture with random weights: "
+        f"{KNOWN}" + default)
     add("--steps", "optimizer steps of the whole run, resumed ones included" + default, type=int)
     add("--seq_len", "tokens per sequence" + default, type=int)
     add("--batch_size", "sequences per worker and step" + default, type=int)

@@ -2,9 +2,13 @@
 
 A RayJob is created and KubeRay does the rest; a RayCluster is created, and once its
 head pod runs the locked image the entrypoint is submitted to it with Ray's
-JobSubmissionClient. Meanwhile the pods of the cluster (label `ray.io/cluster`) are
-polled: every container's `status.containerStatuses[].imageID` must carry a digest the
-lock holds for its image, or the job is deleted on the spot.
+JobSubmissionClient. Meanwhile the pods of the cluster (label `ray.io/cluster`), and the
+pod KubeRay submits a RayJob's entrypoint from in K8sJobMode (a batch/v1 Job named after
+the RayJob, its pods labelled `job-name`, not `ray.io/cluster`), are polled: every
+container's `status.containerStatuses[].imageID` must carry a digest the lock holds for
+its image, or the job is deleted on the spot. A container the manifest does not declare
+(a sidecar a webhook injected) may run instead when the policy's `sidecars:` allow it:
+it is reported, not confirmed.
 
 Imported only by `run` and `audit`, when they reach a cluster: the `kubernetes` client
 (the `k8s` extra) and ray are needed here and nowhere else.
@@ -18,12 +22,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pinguard.admission import Source, vap
 from pinguard.errors import PinguardError
 from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
-from pinguard.launch.pods import containers, judge, started
+from pinguard.launch.pods import Report, containers, judge, started
 from pinguard.launch.render import GROUP, IMAGE_ANNOTATION, LOCK_ANNOTATION, Job
 from pinguard.lockfile import Lock
 from pinguard.options import Options
+from pinguard.policy import Sidecar
 
 try:
     import urllib3
@@ -33,8 +39,10 @@ except ModuleNotFoundError as missing:  # the `k8s` extra is not installed
     raise PinguardError(f"reaching a cluster needs the kubernetes client ({missing.name} is missing): "
                         "pip install 'pinguard[k8s]'") from None
 
+FIELD_MANAGER = "pinguard"  # who server-side applies the admission objects
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")  # Ray job statuses, as KubeRay's status.jobStatus repeats them
 DASHBOARD_PORT = 8265  # where the head serves Ray's job submission API
+SUBMITTER_CONTAINER = "ray-job-submitter"  # KubeRay's own: the default submitter pod's, or the head's in SidecarMode
 
 
 class Kube:
@@ -69,6 +77,22 @@ class Kube:
         with _calling(f"deleting {job.kind} {namespace}/{name}"):
             self._custom.delete_namespaced_custom_object(GROUP, job.version, namespace, job.plural, name,
                                                          body=client.V1DeleteOptions(propagation_policy="Background"))
+
+    def apply(self, body: dict[str, Any]) -> None:
+        """Create or update a ConfigMap or an admission policy or binding by server-side apply, as kubectl does."""
+        kind, metadata = str(body["kind"]), body["metadata"]
+        name, namespace = str(metadata["name"]), metadata.get("namespace")
+        how = {"field_manager": FIELD_MANAGER, "force": True, "field_validation": "Strict",
+               "_content_type": "application/apply-patch+yaml", "_preload_content": False}
+        with _calling(f"applying {kind} {f'{namespace}/' if namespace else ''}{name}",
+                      hint=f"{kind} needs Kubernetes 1.30 or later" if kind in vap.PLURALS else ""):
+            if kind == "ConfigMap":
+                response = self._core.patch_namespaced_config_map(name, namespace, body, **how)
+            else:
+                group, _, version = str(body["apiVersion"]).partition("/")
+                response = self._custom.patch_cluster_custom_object(group, version, vap.PLURALS[kind], name, body,
+                                                                    **how)
+        response.drain_conn()
 
     def pods(self, namespace: str | None, selector: str | None = None) -> list[dict[str, Any]]:
         """Pods as the API serves them (JSON), of one namespace or, for None, of all."""
@@ -178,6 +202,9 @@ class _Target(Protocol):
     def cluster(self) -> str | None:
         """The Ray cluster's name (its pods' `ray.io/cluster` label) once known."""
 
+    def submitter_selector(self) -> str | None:
+        """The label selector of the pod KubeRay submits the entrypoint from, when it makes one."""
+
     def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
         """The job's status once known; may act on pods that were confirmed (submit the entrypoint)."""
 
@@ -196,6 +223,11 @@ class _RayJob:
         found = self.launched.kube.get(self.launched.job, self.launched.namespace, self.launched.name)
         self._status = found.get("status") or {}
         return self._status.get("rayClusterName") or None
+
+    def submitter_selector(self) -> str | None:
+        # The Job controller labels its pods `job-name` (and, since Kubernetes 1.27, also
+        # `batch.kubernetes.io/job-name`); KubeRay names the Job after the RayJob.
+        return f"job-name={self.launched.name}" if self.launched.job.submits_with_a_pod else None
 
     def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
         if self._status.get("jobDeploymentStatus") == "Failed":  # e.g. the submitter failed: no jobStatus comes
@@ -217,6 +249,9 @@ class _RayCluster:
 
     def cluster(self) -> str | None:
         return self.launched.name
+
+    def submitter_selector(self) -> str | None:
+        return None  # `run` submits through Ray's job client itself
 
     def status(self, pods: Sequence[Mapping[str, Any]], confirmed: set[str]) -> str | None:
         if self.job_id is None:
@@ -248,41 +283,54 @@ def _is_head(pod: Mapping[str, Any]) -> bool:
 
 
 def launch(job: Job, lock: Lock, options: Options, *, timeout: float, poll: float,
-           submitter: JobSubmitter | None = None) -> int:
-    """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why."""
+           submitter: JobSubmitter | None = None, admission: Source | None = None,
+           sidecars: Sequence[Sidecar] = ()) -> int:
+    """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why.
+
+    With `admission`, the lock is applied as a ValidatingAdmissionPolicy bound to the job's namespace first.
+    """
     kube = connect(options.env)
     namespace = job.namespace or kube.namespace
     job.body["metadata"]["namespace"] = namespace
+    if admission is not None:
+        _admit_only_the_lock(kube, admission, namespace, options)
     created = kube.create(job, namespace)
     launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), options)
     launched.say(f"created {launched.what} on {kube.host}")
     target: _Target = _RayJob(launched) if job.kind == "RayJob" else _RayCluster(launched, submitter or RaySubmitter())
-    return _watch(launched, target, lock, timeout, poll)
+    return _watch(launched, target, lock, timeout, poll, sidecars)
 
 
-def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float) -> int:
+def _admit_only_the_lock(kube: Kube, source: Source, namespace: str, options: Options) -> None:
+    """Apply the params, the policy and a binding to `namespace`, in that order: no moment denies every pod."""
+    for body in vap.objects(source, (namespace,), "deny"):
+        kube.apply(body)
+        if not options.quiet:
+            where = f"{body['metadata']['namespace']}/" if "namespace" in body["metadata"] else ""
+            print(f"applied {body['kind']} {where}{body['metadata']['name']}", file=options.stdout, flush=True)
+
+
+def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float,
+           sidecars: Sequence[Sidecar] = ()) -> int:
     stderr = launched.options.stderr
     deadline = time.monotonic() + timeout
+    declared = _declared(launched.job)
     confirmed: set[str] = set()
+    allowed = 0  # sidecars the policy let run in the confirmed pods
     while True:
         cluster = target.cluster()
-        pods = launched.kube.pods(launched.namespace, f"ray.io/cluster={cluster}") if cluster else []
+        pods = _pods(launched, cluster, target.submitter_selector()) if cluster else []
         for pod in pods:
-            reports = judge(pod, lock)
-            if reports:
-                for report in reports:
-                    print(f"pinguard: {report}", file=stderr)
-                launched.kube.delete(launched.job, launched.namespace, launched.name)
-                print(f"pinguard: stopped: deleted {launched.what}: its pods must run the locked images", file=stderr)
-                return 1
-            name = pod["metadata"]["name"]
-            if started(pod) and name not in confirmed:
-                confirmed.add(name)
-                runs = ", ".join(f"{c} runs {image_id_digest(image_id)}" for c, _, image_id in containers(pod))
-                launched.say(f"pod {name}: {runs} (locked)")
+            judged = judge(pod, lock, sidecars, declared)
+            if judged.problems:
+                return _stop(launched, judged.problems)
+            if started(pod) and pod["metadata"]["name"] not in confirmed:
+                confirmed.add(pod["metadata"]["name"])
+                allowed += len(judged.allowed)
+                _confirm(launched, pod, judged.allowed)
         status = target.status(pods, confirmed)
         if status in TERMINAL:
-            return _verdict(launched, target, status, len(confirmed))
+            return _verdict(launched, target, status, len(confirmed), allowed)
         if time.monotonic() >= deadline:
             waiting = "" if cluster else "; no Ray cluster yet: is the KubeRay operator running?"
             print(f"pinguard: timed out after {timeout:g} s: {launched.what} is {status or 'not started'}, "
@@ -293,7 +341,41 @@ def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, pol
         time.sleep(poll)
 
 
-def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int) -> int:
+def _declared(job: Job) -> frozenset[str]:
+    """The names of the containers the manifest declares, and KubeRay's submitter's: never a sidecar."""
+    names = {str(container.get("name", "")) for template in job.pod_templates()
+             for key in ("initContainers", "containers") for container in (template.get("spec") or {}).get(key) or []}
+    return frozenset(names | ({SUBMITTER_CONTAINER} if job.kind == "RayJob" else set()))
+
+
+def _pods(launched: _Launched, cluster: str, submitter: str | None) -> list[dict[str, Any]]:
+    """The pods of the Ray cluster and of KubeRay's submitter, each once."""
+    selectors = [f"ray.io/cluster={cluster}", *([submitter] if submitter else [])]
+    found = {pod["metadata"]["name"]: pod for selector in selectors
+             for pod in launched.kube.pods(launched.namespace, selector)}
+    return list(found.values())
+
+
+def _stop(launched: _Launched, problems: Sequence[Report]) -> int:
+    stderr = launched.options.stderr
+    for report in problems:
+        print(f"pinguard: {report}", file=stderr)
+    launched.kube.delete(launched.job, launched.namespace, launched.name)
+    print(f"pinguard: stopped: deleted {launched.what}: its pods must run the locked images", file=stderr)
+    return 1
+
+
+def _confirm(launched: _Launched, pod: Mapping[str, Any], allowed: Sequence[Report]) -> None:
+    """Say what a pod that started runs: the locked digests, then each sidecar the policy allows."""
+    excused = {report.container for report in allowed}
+    runs = ", ".join(f"{name} runs {image_id_digest(image_id)}" for name, _, image_id in containers(pod)
+                     if name not in excused)
+    launched.say(f"pod {pod['metadata']['name']}: {runs} (locked)")
+    for report in allowed:
+        launched.say(str(report))
+
+
+def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int, allowed: int) -> int:
     expected = launched.job.expected_pods()
     detail = f" ({target.detail()})" if target.detail() else ""
     if launched.job.kind == "RayCluster":
@@ -306,5 +388,6 @@ def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int) 
     if status != "SUCCEEDED":
         print(f"pinguard: {launched.what} ended {status}{detail}", file=launched.options.stderr)
         return 1
-    launched.say(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images")
+    besides = f", besides {allowed} sidecar{'s' if allowed > 1 else ''} the policy allows" if allowed else ""
+    launched.say(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images{besides}")
     return 0

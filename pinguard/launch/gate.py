@@ -10,7 +10,7 @@ from pinguard.errors import PinguardError
 from pinguard.findings import ERROR
 from pinguard.lockfile import Lock
 from pinguard.options import Options
-from pinguard.policy import for_command
+from pinguard.policy import Sidecar, for_command
 from pinguard.policy.run import lint
 from pinguard.report import FORMATS
 from pinguard.scanning import ScannedFile
@@ -28,6 +28,7 @@ class Gated:
     manifest: ScannedFile
     lock: Lock
     lock_sha256: str  # hex, of the lockfile's bytes: `sha256sum pinguard.lock` says the same
+    sidecars: tuple[Sidecar, ...] = ()  # the policy's: injected containers that may run unlocked
 
 
 def gate(manifest: str, options: Options, policies: Sequence[Path]) -> Gated | None:
@@ -53,4 +54,5 @@ def gate(manifest: str, options: Options, policies: Sequence[Path]) -> Gated | N
     if found and not options.quiet:
         FORMATS["text"](found, options.stderr)  # warnings; stdout may be the rendered YAML
     # The text is the file's bytes decoded as UTF-8, so encoding it again gives them back exactly.
-    return Gated(result.files[0], result.lock, hashlib.sha256(result.lock_text.encode("utf-8")).hexdigest())
+    return Gated(result.files[0], result.lock, hashlib.sha256(result.lock_text.encode("utf-8")).hexdigest(),
+                 policy.sidecars)

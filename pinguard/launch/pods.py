@@ -1,21 +1,28 @@
 """What pods report against the lock: the digest each container runs, and whether the lock vouches for it.
 
 Pods are the JSON the API serves (`metadata`, `spec`, `status`), so `run`'s watch and
-`audit` judge them alike. The standard library and pinguard's own modules only.
+`audit` judge them alike. A container the lock does not vouch for may still be a
+sidecar the policy allows (`sidecars:` entries, globs on its name and image): a
+service-mesh proxy or a secrets agent injected into the pod by a webhook. It is
+reported as allowed, never confirmed as locked; and a container the manifest itself
+declares is never excused so. The standard library and pinguard's own modules only.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.launch.guards import image_id_digest
 from pinguard.lockfile import Lock, LockEntry
+from pinguard.policy import Sidecar
 from pinguard.reference import Reference, parse
 
 UNPINNED = "unpinned"
 NOT_LOCKED = "not-locked"
+NOT_ALLOWED = "sidecar-not-allowed"  # a container the manifest does not declare, in neither the lock nor the policy
+ALLOWED = "allowed-sidecar"
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,7 @@ class Report:
     container: str
     image: str  # as the pod spec names it
     image_id: str  # as the kubelet reports it; empty before the container was created
-    problem: str  # UNPINNED or NOT_LOCKED
+    problem: str  # UNPINNED, NOT_LOCKED, NOT_ALLOWED, or ALLOWED for a sidecar the policy lets run
     message: str
 
     def to_json(self) -> dict[str, str]:
@@ -36,6 +43,13 @@ class Report:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.pod} container {self.container}: {self.message} [{self.problem}]"
+
+
+class Judged(NamedTuple):
+    """A pod's containers the lock does not vouch for: those that stop a job, and sidecars the policy allows."""
+
+    problems: list[Report]
+    allowed: list[Report]
 
 
 def locked_entries(lock: Lock, reference: Reference) -> list[LockEntry]:
@@ -62,30 +76,72 @@ def started(pod: Mapping[str, Any]) -> bool:
     return all(image_id for _, _, image_id in containers(pod))
 
 
-def judge(pod: Mapping[str, Any], lock: Lock) -> list[Report]:
+def judge(pod: Mapping[str, Any], lock: Lock, sidecars: Sequence[Sidecar] = (),
+          declared: Collection[str] | None = None) -> Judged:
     """The containers of a pod that are not pinned, or run a digest the lock does not hold for their image.
 
     A digest of one of the locked index's platform images counts as locked: some
-    runtimes report the manifest they pulled for their platform, not the index.
+    runtimes report the manifest they pulled for their platform, not the index. A
+    container one of `sidecars` matches is allowed instead, unless `declared` (the
+    container names of the manifest `run` launched) names it; one it does not name and
+    no entry allows gets one more report, saying how to allow it. Without `declared`
+    (`audit`), any container may be allowed.
     """
     metadata = pod.get("metadata") or {}
     namespace, pod_name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
-    reports: list[Report] = []
+    judged = Judged([], [])
     for name, image, image_id in containers(pod):
-        try:
-            reference: Reference | None = parse(image)
-        except InvalidReference:
-            reference = None
-        if reference is None or reference.digest is None:
-            reports.append(Report(namespace, pod_name, name, image, image_id, UNPINNED,
-                                  f"image `{image}` is not pinned to a digest"))
-        if not image_id:
-            continue  # not created yet: nothing runs to compare
-        entries = locked_entries(lock, reference) if reference is not None else []
-        allowed = {digest for entry in entries for digest in (entry.digest, *entry.platforms.values())}
-        if image_id_digest(image_id) not in allowed:
-            locked = (f"the lock holds {', '.join(sorted(e.digest for e in entries))}" if entries
-                      else "the lock has no entry for it")
-            reports.append(Report(namespace, pod_name, name, image, image_id, NOT_LOCKED,
-                                  f"image `{image}` runs {image_id}; {locked}"))
-    return reports
+        reports = [Report(namespace, pod_name, name, image, image_id, problem, message)
+                   for problem, message in _unlocked(image, image_id, lock)]
+        if not reports or (declared is not None and name in declared):
+            judged.problems.extend(reports)
+            continue
+        entry = next((sidecar for sidecar in sidecars if sidecar.allows(name, image)), None)
+        if entry is not None:
+            runs = f"runs {image_id}" if image_id else "has not started"
+            judged.allowed.append(Report(namespace, pod_name, name, image, image_id, ALLOWED,
+                                         f"allowed by policy (sidecars entry {entry}): image `{image}` {runs}, "
+                                         "which the lock does not vouch for"))
+            continue
+        judged.problems.extend(reports)
+        if declared is not None:
+            judged.problems.append(Report(namespace, pod_name, name, image, image_id, NOT_ALLOWED,
+                                          _how_to_allow(name, image, sidecars)))
+    return judged
+
+
+def _unlocked(image: str, image_id: str, lock: Lock) -> list[tuple[str, str]]:
+    """(problem, message) for an image not pinned, and for one running a digest the lock does not hold for it."""
+    try:
+        reference: Reference | None = parse(image)
+    except InvalidReference:
+        reference = None
+    found = []
+    if reference is None or reference.digest is None:
+        found.append((UNPINNED, f"image `{image}` is not pinned to a digest"))
+    if not image_id:
+        return found  # not created yet: nothing runs to compare
+    entries = locked_entries(lock, reference) if reference is not None else []
+    allowed = {digest for entry in entries for digest in (entry.digest, *entry.platforms.values())}
+    if image_id_digest(image_id) not in allowed:
+        locked = (f"the lock holds {', '.join(sorted(e.digest for e in entries))}" if entries
+                  else "the lock has no entry for it")
+        found.append((NOT_LOCKED, f"image `{image}` runs {image_id}; {locked}"))
+    return found
+
+
+def _how_to_allow(container: str, image: str, sidecars: Sequence[Sidecar]) -> str:
+    """Why a container the manifest does not declare stops the job, and the policy entry that would let it run."""
+    near = [str(sidecar.image) for sidecar in sidecars if sidecar.image and sidecar.allows_name(container)]
+    if near:
+        return (f"not in the manifest, and the policy allows a sidecar named `{container}` only with image "
+                f"{' or '.join(f'`{glob}`' for glob in near)}")
+    try:
+        reference = parse(image)
+    except InvalidReference:
+        glob = image
+    else:
+        glob = reference.name if reference.digest and not reference.tag else f"{reference.name}:*"
+    entry = Sidecar(container, glob)
+    return (f"not in the manifest (injected into the pod?): lock its image, or allow it in the policy `run` "
+            f"uses (--policy FILE): `sidecars: [{entry}]`")

@@ -34,6 +34,7 @@ LOCK_ANNOTATION = "pinguard.dev/lock-sha256"
 IMAGE_ANNOTATION = "pinguard.dev/expected-image"
 ENTRYPOINT_ANNOTATION = "pinguard.dev/entrypoint"
 RUNTIME_ENV_ANNOTATION = "runtimeEnvYAML"
+K8S_JOB_MODE = "K8sJobMode"  # RayJob spec.submissionMode: a batch/v1 Job's pod runs `ray job submit`
 _DOWNWARD = {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}
 
 
@@ -92,13 +93,29 @@ class Job:
         spec = self.body.get("spec") or {}
         return (spec if self.kind == "RayCluster" else spec.get("rayClusterSpec")) or {}
 
-    def expected_pods(self) -> int:
-        """The head and every worker KubeRay starts for the cluster spec (none when a RayJob selects a cluster)."""
+    def pod_templates(self) -> list[dict[str, Any]]:
+        """The manifest's pod templates: the head's first (empty without one), the workers', the submitter's."""
         cluster = self.cluster_spec()
-        if not cluster:
-            return 0
+        groups = [cluster.get("headGroupSpec") or {}, *(cluster.get("workerGroupSpecs") or [])]
+        submitter = (self.body.get("spec") or {}).get("submitterPodTemplate") if self.kind == "RayJob" else None
+        return [group.get("template") or {} for group in groups] + ([submitter] if submitter else [])
+
+    @property
+    def submits_with_a_pod(self) -> bool:
+        """Whether KubeRay submits the entrypoint from a pod of its own: a RayJob in K8sJobMode, the default."""
+        mode = (self.body.get("spec") or {}).get("submissionMode") or K8S_JOB_MODE
+        return self.kind == "RayJob" and mode == K8S_JOB_MODE
+
+    def expected_pods(self) -> int:
+        """The pods KubeRay starts for the job.
+
+        The head and every worker of the cluster spec (none when a RayJob selects a
+        running cluster), and the submitter pod when there is one.
+        """
+        cluster = self.cluster_spec()
         groups = cluster.get("workerGroupSpecs") or []
-        return 1 + sum(int(g.get("replicas", g.get("minReplicas", 0))) * int(g.get("numOfHosts", 1)) for g in groups)
+        workers = sum(int(g.get("replicas", g.get("minReplicas", 0))) * int(g.get("numOfHosts", 1)) for g in groups)
+        return (1 + workers if cluster else 0) + int(self.submits_with_a_pod)
 
     def yaml(self) -> str:
         return yaml.dump(self.body, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
@@ -143,12 +160,7 @@ def render(gated: Gated, namespace: str | None) -> Job:
         if job.namespace not in (None, namespace):
             raise PinguardError(f"{path}: the manifest's namespace {job.namespace} is not --namespace {namespace}")
         metadata["namespace"] = namespace
-    cluster = job.cluster_spec()
-    groups = [cluster.get("headGroupSpec") or {}, *(cluster.get("workerGroupSpecs") or [])]
-    templates = [group.get("template") or {} for group in groups]
-    if job.kind == "RayJob" and (job.body.get("spec") or {}).get("submitterPodTemplate"):
-        templates.append(job.body["spec"]["submitterPodTemplate"])
-    images = [_mark(template, gated.lock, gated.lock_sha256, path) for template in templates]
+    images = [_mark(template, gated.lock, gated.lock_sha256, path) for template in job.pod_templates()]
     metadata["annotations"] = {**(metadata.get("annotations") or {}), LOCK_ANNOTATION: gated.lock_sha256,
                                **({IMAGE_ANNOTATION: images[0]} if images and images[0] else {})}
     return job

@@ -20,6 +20,9 @@ A policy file is YAML:
       keys: [cosign.pub]        # PEM public keys for cosign key-based signatures
       trusted-root: trusted_root.json   # Sigstore trusted root, for keyless bundles (offline)
       notation-certs: [ca.pem]  # PEM CA certificates Notation signatures must chain to
+    sidecars:                   # `run` and `audit`: containers injected into the pods (a service-mesh
+      - name: istio-proxy       # proxy, a secrets agent) that may run what the lock does not hold;
+        image: "docker.io/istio/proxyv2:*"  # globs on the name and the image, one or both
 
 Everything is validated once, when the policy is loaded: an unknown key, rule
 or option, or a value of the wrong type, is a `PolicyError` naming the file
@@ -28,6 +31,7 @@ and the key. Rules then trust their configuration.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,18 +40,20 @@ from typing import Any, TypeVar
 
 import yaml
 
-from pinguard.errors import PinguardError
+from pinguard.errors import InvalidReference, PinguardError
 from pinguard.findings import Finding, Problem
 from pinguard.options import PROJECT_POLICY
 from pinguard.policy.rules import RULES, Rule
 from pinguard.provenance.model import Trust
+from pinguard.reference import parse
 from pinguard.resolve import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"
 LEVELS = ("error", "warning", "off")
-_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "provenance")
+_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "provenance", "sidecars")
 _PROVENANCE_KEYS = ("lock", "keys", "trusted-root", "notation-certs")
+_SIDECAR_KEYS = ("name", "image")
 _IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
 
 _R = TypeVar("_R", bound=Rule)
@@ -55,6 +61,31 @@ _R = TypeVar("_R", bound=Rule)
 
 class PolicyError(PinguardError):
     pass
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """A policy's `sidecars:` entry: containers it lets run though the lock does not vouch for them.
+
+    `name` is a glob on the container's name; `image` a glob on its image without its
+    digest, normalised or in Docker's short form (`istio/proxyv2:1.22.0@sha256:…` is
+    `docker.io/istio/proxyv2:1.22.0` and `istio/proxyv2:1.22.0`; a bare name is `:latest`),
+    or as the pod spec spells it. An entry with both needs both to match.
+    """
+
+    name: str | None = None
+    image: str | None = None
+
+    def allows(self, container: str, image: str) -> bool:
+        return self.allows_name(container) and (self.image is None or any(
+            fnmatch.fnmatchcase(spelling, self.image) for spelling in _spellings(image)))
+
+    def allows_name(self, container: str) -> bool:
+        return self.name is None or fnmatch.fnmatchcase(container, self.name)
+
+    def __str__(self) -> str:
+        fields = {"name": self.name, "image": self.image}
+        return "{" + ", ".join(f"{key}: {json.dumps(value)}" for key, value in fields.items() if value) + "}"
 
 
 @dataclass(frozen=True)
@@ -66,6 +97,7 @@ class Policy:
     sources: SourceSettings = field(default_factory=SourceSettings)
     trust: Trust = field(default_factory=Trust)  # what signatures are verified against
     lock_provenance: bool = False  # `lock` looks for provenance without --provenance
+    sidecars: tuple[Sidecar, ...] = ()  # containers the manifest does not declare that may run unlocked
 
     def enabled(self, rules: Iterable[_R]) -> list[tuple[_R, Mapping[str, Any]]]:
         """Those of `rules` (one TYPE's) this policy has on, in ID order, each with its options."""
@@ -98,7 +130,8 @@ def for_command(named: Sequence[Path], default: str = "default", *, project: boo
 
 def load(paths: Iterable[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones."""
-    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}}
+    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {},
+                              "sidecars": []}
     for path in paths:
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
@@ -146,7 +179,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
-    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}}
+    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {},
+                              "sidecars": []}
     if "extends" in data:
         base = data["extends"]
         if not isinstance(base, str):
@@ -154,7 +188,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
         base_path = path.parent / base if base.endswith((".yaml", ".yml")) else preset(base)
         _merge(result, _read(base_path, (*seen, path.resolve())))
     for key, kind in (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict),
-                      ("provenance", dict)):
+                      ("provenance", dict), ("sidecars", list)):
         if key in data and not isinstance(data[key], kind):
             raise PolicyError(f"invalid policy {path}: {key}: expected a {'mapping' if kind is dict else 'list'}")
         if kind is dict and isinstance(data.get(key), dict):
@@ -165,7 +199,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
                     "tags": tags, "rates": _rates(path, data.get("registries") or {}),
                     "digest_read": _digest_read(path, data.get("helm") or {}),
-                    "provenance": _provenance(path, data.get("provenance") or {})})
+                    "provenance": _provenance(path, data.get("provenance") or {}),
+                    "sidecars": _sidecars(path, data.get("sidecars") or [])})
     return result
 
 
@@ -242,6 +277,37 @@ def _provenance(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
     return checked
 
 
+def _sidecars(path: Path, entries: list[Any]) -> list[Sidecar]:
+    return [_sidecar(path, index, entry) for index, entry in enumerate(entries)]
+
+
+def _sidecar(path: Path, index: int, entry: object) -> Sidecar:
+    """`sidecars: [{name: GLOB, image: GLOB}]`: one or both, each a non-empty glob."""
+    where = f"invalid policy {path}: sidecars[{index}]"
+    if not isinstance(entry, dict):
+        raise PolicyError(f"{where}: expected a mapping with `name`, `image` or both")
+    _check_keys(path, f"sidecars[{index}].", entry)
+    unknown = sorted(set(entry) - set(_SIDECAR_KEYS))
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_SIDECAR_KEYS)})")
+    if not entry:
+        raise PolicyError(f"{where}: needs `name`, `image` or both: an empty entry would allow every container")
+    for key, glob in entry.items():
+        if not isinstance(glob, str) or not glob.strip():
+            raise PolicyError(f"{where}.{key}: expected a glob pattern (a non-empty string), got {glob!r}")
+    return Sidecar(entry.get("name"), entry.get("image"))
+
+
+def _spellings(image: str) -> list[str]:
+    """What a sidecar entry's image glob is matched against: the image as written, and without its digest."""
+    try:
+        reference = parse(image)
+    except InvalidReference:
+        return [image]
+    tag = reference.tag or (None if reference.digest else "latest")  # what a runtime pulls for a bare name
+    return [image, *(f"{name}:{tag}" if tag else name for name in (reference.name, reference.familiar_name))]
+
+
 def _check_option(path: Path, rule: str, option: str, value: object) -> None:
     where = f"invalid policy {path}: rules.{rule}.{option}"
     if option == "level":
@@ -267,6 +333,7 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     into["rates"].update(other["rates"])
     into["digest_read"].extend(other["digest_read"])
     into["provenance"].update(other["provenance"])
+    into["sidecars"].extend(other["sidecars"])
 
 
 def _validated(merged: Mapping[str, Any]) -> Policy:
@@ -275,7 +342,8 @@ def _validated(merged: Mapping[str, Any]) -> Policy:
     trust = Trust(tuple(provenance.get("keys", ())), provenance.get("trusted-root"),
                   tuple(provenance.get("notation-certs", ())))
     return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]),
-                  SourceSettings(tuple(merged["digest_read"])), trust, provenance.get("lock", False))
+                  SourceSettings(tuple(merged["digest_read"])), trust, provenance.get("lock", False),
+                  tuple(merged["sidecars"]))
 
 
 def _tag_rule(path: Path, entry: object) -> TagRule:

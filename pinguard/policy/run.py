@@ -9,7 +9,16 @@ from pinguard import lockfile
 from pinguard.findings import Finding
 from pinguard.lockfile import Lock
 from pinguard.policy import Policy, suppressed
-from pinguard.policy.rules import DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, DocumentRule, LockRule, ReferenceRule
+from pinguard.policy.rules import (
+    DOCUMENT_LOCK_RULES,
+    DOCUMENT_RULES,
+    LOCK_RULES,
+    REFERENCE_RULES,
+    DocumentLockRule,
+    DocumentRule,
+    LockRule,
+    ReferenceRule,
+)
 from pinguard.policy.rules.common import Context
 from pinguard.scanning import ScannedFile, each_file, quiet_collector
 from pinguard.sources import kubernetes, runtime_env
@@ -55,7 +64,8 @@ def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, loc
     references) only make sense when the whole tree was scanned, not the few files
     a pre-commit hook passes.
     """
-    rules = _Rules(policy.enabled(REFERENCE_RULES), policy.enabled(DOCUMENT_RULES), policy.enabled(LOCK_RULES))
+    rules = _Rules(policy.enabled(REFERENCE_RULES), policy.enabled(DOCUMENT_RULES), policy.enabled(DOCUMENT_LOCK_RULES),
+                   policy.enabled(LOCK_RULES))
     result: list[Finding] = []
     found: list[Found] = []
     for scanned in files:
@@ -81,6 +91,7 @@ _DOCUMENT_KINDS = (kubernetes.SOURCE, runtime_env.SOURCE)  # what document rules
 class _Rules(NamedTuple):
     reference: list[tuple[ReferenceRule, Mapping[str, Any]]]
     document: list[tuple[DocumentRule, Mapping[str, Any]]]
+    document_lock: list[tuple[DocumentLockRule, Mapping[str, Any]]]  # Kubernetes documents only
     lock: list[tuple[LockRule, Mapping[str, Any]]]
 
 
@@ -95,7 +106,9 @@ def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context:
         for rule, conf in rules.reference:
             for problem in rule.check(conf, found, context):
                 yield policy.finding(rule.ID, problem)
-    if rules.document and scanned.kind in _DOCUMENT_KINDS:
+    with_lock = [(rule, conf) for rule, conf in rules.document_lock
+                 if scanned.kind == kubernetes.SOURCE and rule.MARK in scanned.file.text]
+    if (rules.document or with_lock) and scanned.kind in _DOCUMENT_KINDS:
         where = Located(scanned.file.text, scanned.file.path.as_posix(), scanned.kind)
         try:  # the source's parse, unless it made none (a file without `image`) or the record dropped it
             documents = scanned.documents if scanned.documents is not None else compose(scanned.file.text)
@@ -105,3 +118,6 @@ def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context:
             for document_rule, conf in rules.document:
                 for problem in document_rule.check(conf, document, where):
                     yield policy.finding(document_rule.ID, problem)
+            for lock_rule, conf in with_lock:
+                for problem in lock_rule.check(conf, document, where, context):
+                    yield policy.finding(lock_rule.ID, problem)

@@ -69,7 +69,7 @@ def test_all_namespaces_as_json(fake: FakeKube) -> None:
     status, out, _ = _audit("--all-namespaces", "--format", "json")
     report = json.loads(out)
     assert status == 1
-    assert report["summary"] == {"pods": 4, "containers": 4, "reported": 3}
+    assert report["summary"] == {"pods": 4, "containers": 4, "reported": 3, "allowed": 0}
     assert {(c["namespace"], c["pod"], c["problem"]) for c in report["containers"]} == {
         ("team", "loose", "unpinned"), ("team", "loose", "not-locked"), ("team", "rebuilt", "not-locked")}
     assert report["containers"][-1]["image_id"] == f"public.ecr.aws/deep-learning-containers/ray@{OTHER}"
@@ -80,3 +80,47 @@ def test_namespace_and_all_namespaces_exclude_each_other(fake: FakeKube) -> None
     with pytest.raises(SystemExit) as stopped:
         _audit("--namespace", "team", "--all-namespaces")
     assert stopped.value.code == 2
+
+
+PROXY = "docker.io/istio/proxyv2:1.22.0"
+
+
+@pytest.fixture
+def meshed(fake: FakeKube) -> FakeKube:
+    """mesh: a pod on the locked digest with a service-mesh proxy injected beside it."""
+    pinned = f"{RAY}@{RAY_DIGEST}"
+    fake.add_pod(pod("mesh", "meshed", [("ray-head", pinned, image_id_for(pinned)),
+                                        ("istio-proxy", PROXY, image_id_for(PROXY))]))
+    return fake
+
+
+def test_a_sidecar_is_a_problem_until_the_policy_allows_it(meshed: FakeKube) -> None:
+    status, out, _ = _audit("--namespace", "mesh")
+    assert status == 1
+    assert [line.rsplit(" [", 1)[-1] for line in out.splitlines()[:-1]] == ["unpinned]", "not-locked]"]
+    Path(".pinguard.yaml").write_text('sidecars:\n  - {name: istio-proxy, image: "docker.io/istio/proxyv2:*"}\n')
+    status, out, _ = _audit("--namespace", "mesh")
+    assert status == 0
+    assert out.splitlines() == [
+        'mesh/meshed container istio-proxy: allowed by policy (sidecars entry {name: "istio-proxy", image: '
+        f'"docker.io/istio/proxyv2:*"}}): image `{PROXY}` runs {image_id_for(PROXY)}, which the lock does not '
+        "vouch for [allowed-sidecar]",
+        "0 problems, 1 sidecar allowed by policy; checked 2 containers in 1 pod (namespace mesh)",
+    ]
+
+
+def test_allowed_sidecars_are_listed_apart_in_json(meshed: FakeKube) -> None:
+    Path(".pinguard.yaml").write_text("sidecars:\n  - {name: istio-proxy}\n")
+    status, out, _ = _audit("--all-namespaces", "--format", "json")
+    report = json.loads(out)
+    assert status == 1  # team's problems remain
+    assert report["summary"] == {"pods": 5, "containers": 6, "reported": 3, "allowed": 1}
+    assert [(c["pod"], c["container"], c["problem"]) for c in report["allowed"]] == [
+        ("meshed", "istio-proxy", "allowed-sidecar")]
+
+
+def test_an_invalid_policy_is_a_usage_error_before_the_cluster_is_reached(meshed: FakeKube) -> None:
+    Path(".pinguard.yaml").write_text("sidecars:\n  - {}\n")
+    status, out, err = _audit()
+    assert (status, out) == (2, "") and "sidecars[0]: needs `name`, `image` or both" in err
+    assert meshed.requests == []

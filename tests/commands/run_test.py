@@ -21,12 +21,15 @@ import pytest
 import yaml
 
 from pinguard import lockfile
+from pinguard.admission import Source, vap
 from pinguard.cli import main
 from pinguard.commands.run import run
 from pinguard.options import Options
 from pinguard.scanning import scan
-from testing.fake_kube import FakeKube
+from testing.fake_kube import APPLY_PATCH, FakeKube
+from testing.fake_registry import FakeRegistry, Response, Route
 from testing.lockdata import lock_for, locked_test_digest
+from tests.admission.helpers import admit
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "public.ecr.aws/deep-learning-containers/ray"
@@ -164,7 +167,7 @@ def test_submitted_when_pinned_and_every_pod_runs_the_locked_digest(pinned: Path
         "/api/v1/namespaces/team/pods?labelSelector=ray.io%2Fcluster%3Dqwen-fsdp-raycluster-fake")
     assert "created RayJob team/qwen-fsdp" in out
     assert f"pod qwen-fsdp-raycluster-fake-head: ray-head runs {DIGEST} (locked)" in out
-    assert "RayJob team/qwen-fsdp SUCCEEDED; 3 pods ran the locked images" in out
+    assert "RayJob team/qwen-fsdp SUCCEEDED; 4 pods ran the locked images" in out  # the submitter's too
     assert fake.deleted == []
 
 
@@ -191,7 +194,7 @@ def test_timeout_leaves_the_job_and_says_why(pinned: Path) -> None:
         status, _, err = _launch(fake, "training/rayjob.yaml", timeout=0.05)
         assert fake.deleted == []
     assert status == 1
-    assert "timed out after 0.05 s: RayJob team/qwen-fsdp is not started, 0 of 3 pods confirmed" in err
+    assert "timed out after 0.05 s: RayJob team/qwen-fsdp is not started, 0 of 4 pods confirmed" in err
     assert "is the KubeRay operator running?" in err and "kubectl delete rayjobs qwen-fsdp -n team" in err
 
 
@@ -300,3 +303,191 @@ def test_a_raycluster_without_an_entrypoint_is_refused_before_it_is_created(pinn
     manifest.write_text(manifest.read_text().replace("pinguard.dev/entrypoint:", "example.com/entrypoint:"))
     status, _, err = _main("run", "--dry-run", "training/raycluster.yaml")
     assert status == 2 and "RayCluster qwen-fsdp: no entrypoint: set the annotation pinguard.dev/entrypoint" in err
+
+
+# --- What `run` watches besides the Ray cluster's pods: KubeRay's submitter pod, and injected sidecars ---
+
+PROXY = "docker.io/istio/proxyv2:1.22.0"
+HEAD = "qwen-fsdp-raycluster-fake-head"
+
+
+def _submitter_pods(fake: FakeKube) -> list[dict[str, Any]]:
+    return [p for p in fake.pods.values() if p["metadata"]["labels"].get("job-name") == "qwen-fsdp"]
+
+
+def _mesh_policy(image: str = "docker.io/istio/proxyv2:*") -> Path:
+    path = Path("mesh.yaml")
+    path.write_text(f'extends: aws-dlc\nsidecars:\n  - {{name: istio-proxy, image: "{image}"}}\n')
+    return path
+
+
+def test_the_submitter_pod_of_k8s_job_mode_is_watched_though_it_carries_no_ray_cluster_label(pinned: Path) -> None:
+    with FakeKube(cluster_after=2, finish_after=4) as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml")
+        [submitter] = _submitter_pods(fake)
+        selectors = [r.query.get("labelSelector", [""])[0] for r in fake.requests if "/pods" in r.path]
+    assert status == 0, err
+    assert "ray.io/cluster" not in submitter["metadata"]["labels"]
+    assert submitter["metadata"]["ownerReferences"][0]["kind"] == "Job" and submitter["status"]["phase"] == "Succeeded"
+    assert "job-name=qwen-fsdp" in selectors
+    name = submitter["metadata"]["name"]
+    assert f"pod {name}: ray-job-submitter runs {DIGEST} (locked)" in out  # KubeRay's default: the head's image
+    assert "RayJob team/qwen-fsdp SUCCEEDED; 4 pods ran the locked images" in out
+
+
+def test_a_submitter_pod_on_another_digest_stops_the_job(pinned: Path) -> None:
+    with FakeKube(wrong_digests={3: WRONG}) as fake:  # 0 the head, 1 and 2 the workers, 3 the submitter
+        status, _, err = _launch(fake, "training/rayjob.yaml")
+        [submitter] = _submitter_pods(fake)
+        assert fake.deleted == [("rayjobs", "team", "qwen-fsdp")]
+    assert status == 1
+    assert (f"pinguard: team/{submitter['metadata']['name']} container ray-job-submitter: image "
+            f"`{IMAGE}:train-ml-cuda-v1.1@{DIGEST}` runs {IMAGE}@{WRONG}; the lock holds {DIGEST} [not-locked]") in err
+
+
+def test_a_submitter_pod_template_is_rendered_and_its_pod_judged(pinned: Path) -> None:
+    manifest = pinned / "training" / "rayjob.yaml"
+    manifest.write_text(manifest.read_text().replace("  rayClusterSpec:\n", (
+        "  submitterPodTemplate:\n    metadata: {labels: {team: ml}}\n    spec:\n      restartPolicy: Never\n"
+        f"      containers:\n        - {{name: submit, image: '{IMAGE}:train-ml-cuda-v1.1@{DIGEST}'}}\n"
+        "  rayClusterSpec:\n"), 1))
+    with FakeKube() as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml")
+        [submitter] = _submitter_pods(fake)
+        template = fake.posted("rayjobs")[0]["spec"]["submitterPodTemplate"]
+    assert status == 0, err
+    assert submitter["metadata"]["labels"]["team"] == "ml"
+    env = {e["name"]: e.get("value") for e in template["spec"]["containers"][0]["env"]}
+    assert env["PINGUARD_CONTAINER"] == "submit" and env["PINGUARD_EXPECTED_DIGEST"] == DIGEST
+    assert f"pod {submitter['metadata']['name']}: submit runs {DIGEST} (locked)" in out
+
+
+def test_a_submitter_pod_seen_only_once_it_finished_still_counts(pinned: Path) -> None:
+    with FakeKube(cluster_after=2, finish_after=2) as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml")
+    assert status == 0, err
+    assert "4 pods ran the locked images" in out
+
+
+@pytest.mark.parametrize("mode", ["HTTPMode", "InteractiveMode"])
+def test_without_a_submitter_pod_none_is_expected_nor_looked_for(pinned: Path, mode: str) -> None:
+    manifest = pinned / "training" / "rayjob.yaml"
+    manifest.write_text(manifest.read_text().replace("submissionMode: K8sJobMode", f"submissionMode: {mode}"))
+    with FakeKube() as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml")
+        assert _submitter_pods(fake) == []
+        assert not [r for r in fake.requests if "job-name" in r.path]
+    assert status == 0, err
+    assert "RayJob team/qwen-fsdp SUCCEEDED; 3 pods ran the locked images" in out
+
+
+def test_a_sidecar_injected_into_the_head_stops_the_job_without_a_policy_allowing_it(pinned: Path) -> None:
+    with FakeKube(sidecars={0: [("istio-proxy", PROXY)]}) as fake:
+        status, _, err = _launch(fake, "training/rayjob.yaml")
+        assert fake.deleted == [("rayjobs", "team", "qwen-fsdp")]
+    assert status == 1
+    assert f"team/{HEAD} container istio-proxy: image `{PROXY}` is not pinned to a digest [unpinned]" in err
+    assert (f"team/{HEAD} container istio-proxy: not in the manifest (injected into the pod?): lock its image, or "
+            'allow it in the policy `run` uses (--policy FILE): `sidecars: [{name: "istio-proxy", image: '
+            '"docker.io/istio/proxyv2:*"}]` [sidecar-not-allowed]') in err
+    assert "stopped: deleted RayJob team/qwen-fsdp" in err
+
+
+def test_a_sidecar_the_policy_allows_by_name_and_image_is_reported_not_confirmed(pinned: Path) -> None:
+    with FakeKube(sidecars={0: [("istio-proxy", PROXY)]}) as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml", policies=[_mesh_policy()])
+        assert fake.deleted == []
+    assert status == 0, err
+    assert f"pod {HEAD}: ray-head runs {DIGEST} (locked)\n" in out  # the sidecar is not among the locked
+    assert (f'team/{HEAD} container istio-proxy: allowed by policy (sidecars entry {{name: "istio-proxy", image: '
+            f'"docker.io/istio/proxyv2:*"}}): image `{PROXY}` runs') in out
+    assert "SUCCEEDED; 4 pods ran the locked images, besides 1 sidecar the policy allows" in out
+
+
+def test_a_sidecar_allowed_by_name_with_another_image_stops_the_job(pinned: Path) -> None:
+    with FakeKube(sidecars={0: [("istio-proxy", "docker.io/attacker/proxyv2:1.22.0")]}) as fake:
+        status, _, err = _launch(fake, "training/rayjob.yaml", policies=[_mesh_policy()])
+        assert fake.deleted == [("rayjobs", "team", "qwen-fsdp")]
+    assert status == 1
+    assert (f"team/{HEAD} container istio-proxy: not in the manifest, and the policy allows a sidecar named "
+            "`istio-proxy` only with image `docker.io/istio/proxyv2:*` [sidecar-not-allowed]") in err
+
+
+def test_a_policy_cannot_excuse_a_container_the_manifest_declares(pinned: Path) -> None:
+    with FakeKube(wrong_digests={0: WRONG}) as fake:
+        status, _, err = _launch(fake, "training/rayjob.yaml", policies=[_mesh_policy(f"{IMAGE}:*")])
+        assert fake.deleted == [("rayjobs", "team", "qwen-fsdp")]
+    assert status == 1 and f"{HEAD} container ray-head: image" in err and "[not-locked]" in err
+
+
+# --- `run --admission`: the lock applied as a ValidatingAdmissionPolicy before the job ---
+
+ADMISSION = [("configmaps", "kube-system", "pinguard-lock.team"), ("validatingadmissionpolicies", "", "pinguard-lock"),
+             ("validatingadmissionpolicybindings", "", "pinguard-lock.team")]
+
+
+def test_admission_is_applied_before_the_job_and_admits_all_it_launches(pinned: Path) -> None:
+    with FakeKube() as fake:
+        status, out, err = _launch(fake, "training/rayjob.yaml", admission=True)
+        requests, applied = fake.requests, dict(fake.applied)
+        launched = [*fake.posted("rayjobs"), *fake.pods.values()]
+    assert status == 0, err
+    patches = [r for r in requests if r.method == "PATCH"]
+    assert [r.bare_path for r in patches] == [
+        "/api/v1/namespaces/kube-system/configmaps/pinguard-lock.team",
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/pinguard-lock",
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/pinguard-lock.team"]
+    assert all(r.headers["Content-Type"] == APPLY_PATCH and r.query["fieldManager"] == ["pinguard"]
+               and r.query["force"][0].lower() == "true" for r in patches)
+    posting = next(i for i, r in enumerate(requests) if r.method == "POST")
+    assert posting > requests.index(patches[-1])  # the policy is in place before the job is created
+    objects = [applied[key] for key in ADMISSION]
+    lock_sha = hashlib.sha256((pinned / "pinguard.lock").read_bytes()).hexdigest()
+    expected = vap.objects(Source(lockfile.read(pinned / "pinguard.lock"), "pinguard.lock", lock_sha), ("team",),
+                           "deny")
+    assert [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in ("uid", "resourceVersion")}}
+            for o in objects] == expected
+    assert len(launched) == 5  # the RayJob, the head, two workers, the submitter
+    assert all(admit(objects, obj, namespace="team").allowed for obj in launched)
+    assert ("applied ConfigMap kube-system/pinguard-lock.team\napplied ValidatingAdmissionPolicy pinguard-lock\n"
+            "applied ValidatingAdmissionPolicyBinding pinguard-lock.team\ncreated RayJob team/qwen-fsdp") in out
+
+
+def test_dry_run_prints_the_admission_objects_before_the_job(pinned: Path) -> None:
+    status, out, err = _main("run", "--dry-run", "--admission", "--namespace", "team", "training/raycluster.yaml")
+    assert status == 0, err
+    params, policy, binding, job = yaml.safe_load_all(out)
+    assert [params["kind"], policy["kind"], binding["kind"], job["kind"]] == [
+        "ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RayCluster"]
+    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["team"]
+    assert "`pinguard export admission --format vap --namespace team --mode deny` writes it" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--dry-run", "--admission", "training/rayjob.yaml"], "--admission binds the job's namespace: name it"),
+    (["--local", "--admission", "training/rayjob.yaml"], "--local runs nothing there"),
+])
+def test_admission_usage_errors(pinned: Path, args: list[str], message: str) -> None:
+    status, out, err = _main("run", *args)
+    assert (status, out) == (2, "") and message in err and "Traceback" not in err
+
+
+def test_a_cluster_without_admission_policies_is_told_and_nothing_is_created(pinned: Path) -> None:
+    status_404 = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+                             "reason": "NotFound", "message": "the server could not find the requested resource"})
+    routes = [Route("GET", r"/version/?", Response(200, {"Content-Type": "application/json"}, b'{"major": "1"}')),
+              Route("PATCH", r"/api/v1/.*", Response(200, {"Content-Type": "application/json"}, b"{}")),
+              Route("PATCH", r"/apis/admissionregistration\.k8s\.io/.*",
+                    Response(404, {"Content-Type": "application/json"}, status_404.encode()))]
+    with FakeRegistry(routes) as old_cluster:
+        kubeconfig = Path("kubeconfig")
+        kubeconfig.write_text(json.dumps({
+            "apiVersion": "v1", "kind": "Config", "current-context": "old",
+            "clusters": [{"name": "old", "cluster": {"server": old_cluster.url}}],
+            "users": [{"name": "old", "user": {"token": "t"}}],
+            "contexts": [{"name": "old", "context": {"cluster": "old", "user": "old", "namespace": "team"}}]}))
+        status, _, err = _main("run", "--admission", "training/rayjob.yaml", env={"KUBECONFIG": str(kubeconfig)})
+        methods = [r.method for r in old_cluster.requests]
+    assert status == 2 and "POST" not in methods
+    assert ("applying ValidatingAdmissionPolicy pinguard-lock: 404 Not Found: the server could not find the requested "
+            "resource (ValidatingAdmissionPolicy needs Kubernetes 1.30 or later)") in err

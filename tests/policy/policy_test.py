@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.policy import PolicyError, for_command, load, preset
-from pinguard.policy.rules import DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES
+from pinguard.policy.rules import DOCUMENT_LOCK_RULES, DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES
 from tests.policy.helpers import check_rule
 
 
@@ -69,7 +69,8 @@ def test_the_project_policy_is_the_default_only_where_the_command_reads_it(
 
 
 def test_every_rule_runs_as_its_type_says() -> None:
-    kinds = {"reference": REFERENCE_RULES, "document": DOCUMENT_RULES, "lock": LOCK_RULES}
+    kinds = {"reference": REFERENCE_RULES, "document": DOCUMENT_RULES, "document-lock": DOCUMENT_LOCK_RULES,
+             "lock": LOCK_RULES}
     assert sorted(rule.ID for rules in kinds.values() for rule in rules) == sorted(RULES)
     assert all(rule.TYPE == kind for kind, rules in kinds.items() for rule in rules)
 

@@ -7,6 +7,8 @@ TYPE's Protocol below:
 
 - TYPE "reference" (`ReferenceRule`): once per image reference;
 - TYPE "document" (`DocumentRule`): once per Kubernetes or runtime_env document;
+- TYPE "document-lock" (`DocumentLockRule`): once per Kubernetes document, with the
+  lock it is checked against, in files whose text holds the rule's `MARK`;
 - TYPE "lock" (`LockRule`): once per run, over every reference found.
 
 Rules yield `Problem`s; the policy stamps rule and severity, and applies
@@ -33,6 +35,7 @@ from pinguard.policy.rules import (
     require_sbom,
     require_signature,
     runtime_env_pins,
+    stale_admission,
     templated,
     unpinned,
     unread_digest,
@@ -60,6 +63,12 @@ class DocumentRule(Rule, Protocol):
     def check(self, conf: Conf, document: Node, where: Located) -> Iterator[Problem]: ...
 
 
+class DocumentLockRule(Rule, Protocol):
+    MARK: str  # text every document it judges holds: other files are not parsed for it
+
+    def check(self, conf: Conf, document: Node, where: Located, context: Context) -> Iterator[Problem]: ...
+
+
 class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
@@ -67,16 +76,19 @@ class LockRule(Rule, Protocol):
 _REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, require_provenance,
               require_sbom, require_signature, templated, unpinned, unread_digest)
 _DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)
+_DOCUMENT_LOCK = (stale_admission,)
 _LOCK = (unused_lock_entry,)
 
 # mypy holds each module to its TYPE's Protocol here, where it still knows which module each one is.
 REFERENCE_RULES: tuple[ReferenceRule, ...] = _REFERENCE
 DOCUMENT_RULES: tuple[DocumentRule, ...] = _DOCUMENT
+DOCUMENT_LOCK_RULES: tuple[DocumentLockRule, ...] = _DOCUMENT_LOCK
 LOCK_RULES: tuple[LockRule, ...] = _LOCK
 
 # Every rule in ID order, for what reads a rule without running it: policy options, documentation, SARIF.
 RULES: dict[str, ModuleType] = {
-    module.ID: module for module in sorted((*_REFERENCE, *_DOCUMENT, *_LOCK), key=lambda module: module.ID)
+    module.ID: module for module in sorted((*_REFERENCE, *_DOCUMENT, *_DOCUMENT_LOCK, *_LOCK),
+                                           key=lambda module: module.ID)
 }
 
 
