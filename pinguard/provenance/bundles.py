@@ -15,10 +15,10 @@ bundle is verified, so commands that never verify never load it.
 """
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from pinguard.provenance.model import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature, Trust
+from pinguard.provenance.payloads import Unreadable, Unverified, load_json
 from pinguard.reference import is_digest
 
 if TYPE_CHECKING:
@@ -42,10 +42,6 @@ _ISSUER_V1 = "1.3.6.1.4.1.57264.1.1"
 _UTF8_STRING = 0x0C
 
 
-class _Unverified(Exception):
-    """Why a bundle did not verify, in words for the user."""
-
-
 def verify_bundle(artifact: Artifact, subject_digest: str, trust: Trust) -> Signature:
     """Verify the Sigstore bundle in `artifact` as a signature over `subject_digest`.
 
@@ -54,43 +50,36 @@ def verify_bundle(artifact: Artifact, subject_digest: str, trust: Trust) -> Sign
     """
     try:
         identity, issuer = _verify(artifact, subject_digest, trust)
-    except _Unverified as problem:
+    except (Unreadable, Unverified) as problem:
         return Signature(kind="sigstore", identity=None, issuer=None, verified=False, problem=str(problem))
     return Signature(kind="sigstore", identity=identity, issuer=issuer, verified=True)
 
 
 def _verify(artifact: Artifact, subject_digest: str, trust: Trust) -> tuple[str | None, str | None]:
     if not is_digest(subject_digest):
-        raise _Unverified(f"invalid subject digest {subject_digest!r}")
+        raise Unverified(f"invalid subject digest {subject_digest!r}")
     if trust.trusted_root is None:
-        raise _Unverified("no Sigstore trusted root given to verify against")
+        raise Unverified("no Sigstore trusted root given to verify against")
     data = _bundle_layer(artifact).data
     if len(data) > MAX_BUNDLE_BYTES:
-        raise _Unverified(f"the bundle is {len(data)} bytes, more than the {MAX_BUNDLE_BYTES} allowed")
-    document = _json(data, "the bundle")
+        raise Unverified(f"the bundle is {len(data)} bytes, more than the {MAX_BUNDLE_BYTES} allowed")
+    document = load_json(data, "the bundle")
     if not isinstance(document, dict):
-        raise _Unverified("the bundle is not a JSON object")
+        raise Unverified("the bundle is not a JSON object")
     try:
         import sigstore  # noqa: F401  (the optional library, imported only here)
     except ImportError:
-        raise _Unverified("verifying Sigstore bundles needs the sigstore library: "
+        raise Unverified("verifying Sigstore bundles needs the sigstore library: "
                           "install pinguard[provenance]") from None
     certificate = _verified_certificate(data, "dsseEnvelope" in document, subject_digest, trust.trusted_root)
     return _identity(certificate), _issuer(certificate)
-
-
-def _json(data: bytes, what: str) -> object:
-    try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as error:  # UnicodeDecodeError is a ValueError; nesting, a RecursionError
-        raise _Unverified(f"{what} is not JSON: {error}") from None
 
 
 def _bundle_layer(artifact: Artifact) -> Layer:
     for layer in artifact.layers:
         if layer.media_type in BUNDLE_MEDIA_TYPES:
             return layer
-    raise _Unverified(f"no Sigstore bundle among the artifact's {len(artifact.layers)} layer(s)")
+    raise Unverified(f"no Sigstore bundle among the artifact's {len(artifact.layers)} layer(s)")
 
 
 def _verified_certificate(data: bytes, is_dsse: bool, subject_digest: str, trusted_root: Path) -> Certificate:
@@ -103,13 +92,13 @@ def _verified_certificate(data: bytes, is_dsse: bool, subject_digest: str, trust
     try:
         root = TrustedRoot.from_file(str(trusted_root))
     except OSError as error:
-        raise _Unverified(f"cannot read the trusted root {trusted_root}: {error.strerror or error}") from None
+        raise Unverified(f"cannot read the trusted root {trusted_root}: {error.strerror or error}") from None
     except (SigstoreError, ValueError) as error:
-        raise _Unverified(f"{trusted_root} is not a Sigstore trusted root: {_reason(error)}") from None
+        raise Unverified(f"{trusted_root} is not a Sigstore trusted root: {_reason(error)}") from None
     try:
         bundle = Bundle.from_json(data)
     except (SigstoreError, ValueError) as error:
-        raise _Unverified(f"malformed bundle: {_reason(error)}") from None
+        raise Unverified(f"malformed bundle: {_reason(error)}") from None
     message = None if is_dsse else _signed_message(subject_digest)
     signed_payload: tuple[str, bytes] | None = None
     try:
@@ -119,7 +108,7 @@ def _verified_certificate(data: bytes, is_dsse: bool, subject_digest: str, trust
         else:
             verifier.verify_artifact(message, bundle, _AnyIdentity())
     except Exception as error:  # not only sigstore's own: a root's time without a zone fails with a TypeError
-        raise _Unverified(_reason(error)) from None
+        raise Unverified(_reason(error)) from None
     if signed_payload is not None:
         _check_statement(*signed_payload, subject_digest)
     return bundle.signing_certificate
@@ -152,15 +141,15 @@ def _signed_message(subject_digest: str) -> Hashed:
 
     algorithm, _, hex_digest = subject_digest.partition(":")
     if algorithm != "sha256":
-        raise _Unverified(f"a message-signature bundle signs a sha256 digest, not {subject_digest}")
+        raise Unverified(f"a message-signature bundle signs a sha256 digest, not {subject_digest}")
     return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(hex_digest))
 
 
 def _check_statement(payload_type: str, payload: bytes, subject_digest: str) -> None:
     """The signed payload must be an in-toto statement about `subject_digest`."""
     if payload_type != IN_TOTO:
-        raise _Unverified(f"the signed payload is {payload_type!r}, not an in-toto statement")
-    statement = _json(payload, "the signed statement")
+        raise Unverified(f"the signed payload is {payload_type!r}, not an in-toto statement")
+    statement = load_json(payload, "the signed statement")
     subjects = statement.get("subject") if isinstance(statement, dict) else None
     algorithm, _, hex_digest = subject_digest.partition(":")
     if not isinstance(subjects, list) or not any(
@@ -168,7 +157,7 @@ def _check_statement(payload_type: str, payload: bytes, subject_digest: str) -> 
         and subject["digest"].get(algorithm) == hex_digest
         for subject in subjects
     ):
-        raise _Unverified(f"the signed statement's subjects do not name {subject_digest}")
+        raise Unverified(f"the signed statement's subjects do not name {subject_digest}")
 
 
 def _identity(certificate: Certificate) -> str | None:

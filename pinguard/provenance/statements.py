@@ -23,7 +23,8 @@ from pinguard.provenance.model import (
     Sbom,
     Trust,
 )
-from pinguard.provenance.signatures import Unreadable, load_json, member, open_dsse
+from pinguard.provenance.payloads import Unreadable, load_json, member
+from pinguard.provenance.signatures import open_dsse
 from pinguard.reference import is_digest
 
 STATEMENT_TYPES = ("https://in-toto.io/Statement/v0.1", "https://in-toto.io/Statement/v1")

@@ -406,7 +406,7 @@ def test_a_tampered_bundle_does_not_verify(
 @pytest.mark.parametrize(("data", "problem"), [
     (b'{"a": "\xff"}', "the bundle is not JSON: 'utf-8' codec can't decode"),
     (b"{", "the bundle is not JSON: Expecting property name"),
-    (b"[" * 100_000, "the bundle is not JSON: maximum recursion depth exceeded"),
+    (b"[" * 100_000, "the bundle is nested too deeply"),
     (b"[]", "the bundle is not a JSON object"),
     (b'{"mediaType": "%s"}' % SIGSTORE_BUNDLE.encode(), "malformed bundle: verificationMaterial: Field required"),
     (b'{"mediaType": "text/plain", "verificationMaterial": {}}', "malformed bundle: mediaType: Input should be "),

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from pinguard.errors import PinguardError
 from pinguard.provenance import signatures
 from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Layer, Signature, Trust
-from pinguard.provenance.signatures import MAX_SIGNATURE_BYTES, NOTATION_COSE, verify
+from pinguard.provenance.notation import NOTATION_COSE
+from pinguard.provenance.payloads import MAX_SIGNATURE_BYTES, Unreadable
+from pinguard.provenance.signatures import verify
 from testing import signing
 from testing.signing import NOW
 
@@ -173,7 +175,7 @@ def test_a_dsse_envelope_names_the_trusted_key_that_signed_it(tmp_path, keys, ur
     (b'{"payloadType": "\\ud800", "payload": "e30=", "signatures": []}', "not a DSSE envelope"),
 ])
 def test_an_unreadable_dsse_envelope_raises_unreadable(envelope, problem):
-    with pytest.raises(signatures.Unreadable, match=problem):
+    with pytest.raises(Unreadable, match=problem):
         signatures.open_dsse(envelope, Trust())
 
 
