@@ -13,6 +13,8 @@ value reaches a pod spec:
 Subcharts (folders or `.tgz` archives under `charts/`) read the values under
 their name or alias. What cannot be read within the bounds below counts as not
 read: the caller then pins in the tag form, which works whatever the chart reads.
+A block handed to a named template the chart does not hold (a library chart fetched
+at build time) is neither read nor unread: `reads` says None.
 """
 from __future__ import annotations
 
@@ -64,31 +66,45 @@ class Chart:
     uses: list[_Use] = field(default_factory=list)
     subcharts: dict[str, Chart] = field(default_factory=dict)
 
-    def reads(self, block: tuple[str, ...], name: str) -> bool:
-        """Whether the templates read field `name` of the values block at `block`."""
+    def reads(self, block: tuple[str, ...], name: str) -> bool | None:
+        """Whether the templates read field `name` of the values block at `block`.
+
+        None: they hand the block to a named template the chart does not hold (a library
+        chart not vendored under `charts/`), so nobody can tell.
+        """
         wanted = (*block, name)
+        unknown = False
         for use in self.uses:
             if use.keys[:len(wanted)] == wanted:
                 return True
             if 0 < len(use.keys) <= len(block) and block[:len(use.keys)] == use.keys:
-                if _reads_field(self._closure(use), block[len(use.keys):], name):
+                text, missing = self._closure(use)
+                if _reads_field(text, block[len(use.keys):], name):
                     return True
+                unknown = unknown or missing
         sub = self.subcharts.get(block[0]) if block else None
-        return sub is not None and sub.reads(block[1:], name)
+        if sub is not None and (read := sub.reads(block[1:], name)) is not False:
+            return read
+        return None if unknown else False
 
-    def _closure(self, use: _Use) -> str:
-        """The text that handles a handed-on value: its scope and every helper reached from it."""
+    def _closure(self, use: _Use) -> tuple[str, bool]:
+        """The text that handles a handed-on value: its scope and every helper reached from it;
+        and whether a helper reached is not in the chart."""
         texts = [use.scope]
         pending = [*use.helpers, *_INCLUDED.findall(use.scope)]
         seen: set[str] = set()
+        missing = False
         while pending:
             helper = pending.pop()
-            if helper in seen or helper not in self.helpers:
+            if helper in seen:
                 continue
             seen.add(helper)
+            if helper not in self.helpers:
+                missing = True
+                continue
             texts.append(self.helpers[helper])
             pending.extend(_INCLUDED.findall(self.helpers[helper]))
-        return "\n".join(texts)
+        return "\n".join(texts), missing
 
 
 def _reads_field(text: str, rest: tuple[str, ...], name: str) -> bool:

@@ -19,9 +19,11 @@ pinned depends on what the chart renders:
 
 For the chart of a values file that is not at hand, the policy can say that it
 reads `digest` (`helm: {digest-read: [GLOB]}`); a digest already written there is
-taken as the user's way of pinning. An empty tag means the chart's appVersion,
-which a values file cannot tell: reported as not resolvable. Blocks of null
-fields inherit a global image and are not references.
+taken as the user's way of pinning. So is a block the chart hands to a named
+template it does not hold (a library chart fetched at build time): nobody can tell.
+An empty tag means the chart's appVersion, which a values file cannot tell:
+reported as not resolvable. Blocks of null fields inherit a global image and
+are not references.
 """
 from __future__ import annotations
 
@@ -111,7 +113,11 @@ class _Pinning:
         """
         if self.chart is not None:
             candidates = [declared] if declared else ["digest", "sha"]
-            return next((name for name in candidates if self.chart.reads(self.keys, name)), None)
+            reads = {name: self.chart.reads(self.keys, name) for name in candidates}
+            read = next((name for name, answer in reads.items() if answer), None)
+            if read is not None or None not in reads.values():
+                return read
+            # Handed to a helper the chart does not hold: decided as for a chart not at hand.
         if self.digest_read:
             return declared or "digest"
         return declared if written else None

@@ -103,6 +103,19 @@ def test_what_the_templates_read(template: str, reads: bool, tmp_path: Path) -> 
     assert (found.digest_field.prefix == "@") is not reads
 
 
+def test_a_block_handed_to_a_library_not_at_hand_is_the_users_call(tmp_path: Path) -> None:
+    # bitnami/charts keeps `common` as a dependency fetched at build time, not under charts/.
+    written = "sha256:" + "1" * 64
+    _chart(tmp_path, 'image: {{ include "common.images.image" (dict "imageRoot" .Values.image) }}',
+           BLOCK + f"  digest: {written}\nsidecar:\n" + BLOCK.replace("image:", "  image:").replace("\n  ", "\n    "))
+    chart = chart_at_hand(str(tmp_path / "values.yaml"))
+    assert chart is not None and chart.reads(("image",), "digest") is None
+    image, sidecar = scan([str(tmp_path / "values.yaml")]).found
+    assert image.reference is not None and image.reference.digest == written  # trusted, not reported unread
+    assert image.unread_digest is None and image.digest_field is not None and image.digest_field.prefix == ""
+    assert sidecar.digest_field is not None and sidecar.digest_field.prefix == "@"  # nothing written: the tag form
+
+
 def test_templates_are_read_again_when_they_change(tmp_path: Path) -> None:
     _chart(tmp_path, "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}", BLOCK)
     values = str(tmp_path / "values.yaml")
