@@ -8,7 +8,8 @@ inside a RayJob's `runtimeEnvYAML` or a RayService's `serveConfigV2` string are
 found and edited in place, inside the block scalar.
 
 Policy documents (Kyverno, Gatekeeper) and CRD schemas hold patterns and
-descriptions, not images, and are skipped.
+descriptions, not images, and are skipped; so is a Skaffold config's `build`
+section, which names the images it builds, not ones it pulls.
 """
 from __future__ import annotations
 
@@ -17,7 +18,16 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 from pinguard.sources import runtime_env
 from pinguard.sources.base import Found, Searched
 from pinguard.sources.tagform import split_reference
-from pinguard.sources.yamlnodes import Located, compose, embedded, found_at, mapping_get, scalar_text, scalars_under
+from pinguard.sources.yamlnodes import (
+    Located,
+    compose,
+    embedded,
+    found_at,
+    mapping_get,
+    scalar_text,
+    scalars_under,
+    walk_pairs,
+)
 
 SOURCE = "kubernetes"
 _KEYS = frozenset(("image", "runtimeEnvYAML", "serveConfigV2"))  # the last two hold Ray YAML in a string
@@ -32,8 +42,20 @@ def find(path: str, text: str) -> Searched:
     documents = compose(text)
     for document in documents:
         if not skipped(document):
-            found.extend(find_in(document, where, split=not _is_object(document)))
+            built = _built(document)
+            found.extend(item for item in find_in(document, where, split=not _is_object(document))
+                         if not any(start <= item.span.start < end for start, end in built))
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
+
+
+def _built(document: Node) -> list[tuple[int, int]]:
+    """Where a Skaffold config's `build` sections are (profiles have their own): their `image`
+    keys name the images Skaffold builds, not ones it pulls."""
+    api_version = scalar_text(mapping_get(document, "apiVersion")) or ""
+    if not api_version.startswith("skaffold/"):
+        return []
+    return [(value.start_mark.index, value.end_mark.index) for _, key, value in walk_pairs(document)
+            if key.value == "build"]
 
 
 def find_in(document: Node, where: Located, *, split: bool) -> list[Found]:
