@@ -181,3 +181,23 @@ def test_verify_reports_a_signature_that_no_longer_verifies(work: Path, registry
     assert f"the cosign signature by {key_id(registry.key)} no longer verifies" in out
     status, out, _ = _run(registry, "verify", "--format", "json")
     assert json.loads(out)["entries"][0]["provenance"]
+
+
+def test_update_carries_provenance_forward_and_shows_what_changed(work: Path, registry: Registry) -> None:
+    Path(".pinguard.yaml").write_text(
+        "provenance:\n  keys: [cosign.pub]\n"
+        "tags:\n  - {repository: 'ghcr.io/acme/*', moving: '^1\\.0$', frozen: '^1\\.0\\.\\d+$'}\n")
+    assert _run(registry, "lock", "--provenance")[0] == 0
+    assert _run(registry, "pin")[0] == 0
+    rebuilt, old = image(seed="trainer-rebuilt"), registry.index
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    registry.index = attested_index([(rebuilt, [_attested(rebuilt.digest, SLSA_V1, slsa_v1_github(commit=revision))])])
+    registry.serve(old)  # the tag moved to a rebuild, not signed this time; the old image is still served
+    status, out, err = _run(registry, "update")
+    assert status == 0, err
+    assert f"  revision    7fd1a60b01f91b314f59955a4e4d4e80d8edf11d -> {revision}" in out
+    assert f"  signed by   cosign {key_id(registry.key)} -> none" in out
+    assert "  SBOMs       1 -> 0" in out
+    entry = lockfile.read(Path("pinguard.lock")).get(NAME, "1.0")
+    assert entry is not None and entry.digest == registry.index.digest
+    assert entry.evidence is not None and entry.evidence.builds[0].revision == revision  # looked for again
