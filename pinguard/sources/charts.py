@@ -40,6 +40,7 @@ _INCLUDED = re.compile(r"\b(?:include|template)\s+\"([^\"\n]+)\"")
 _DEFINE = re.compile(r"^\s*(?:define|block)\s+\"([^\"\n]+)\"")
 _OPENS = re.compile(r"^\s*(?:if|with|range|define|block)\b")
 _ENDS = re.compile(r"^\s*end\b")
+_SHA_AFTER_PREFIX = re.compile(r"sha256:(?:\{\{|%s)")
 
 
 class TooLarge(Exception):
@@ -65,6 +66,16 @@ class Chart:
     helpers: dict[str, str]
     uses: list[_Use] = field(default_factory=list)
     subcharts: dict[str, Chart] = field(default_factory=dict)
+    sha_after_prefix: bool = False  # templates write `@sha256:{{ .sha }}`: `sha:` holds bare hex
+
+    def sha_is_hex(self, block: tuple[str, ...]) -> bool:
+        """Whether the chart that renders `block` writes `sha256:` itself before the `sha:` value.
+
+        Prometheus community charts differ: node-exporter writes `@sha256:{{ .sha }}`,
+        kube-state-metrics `printf "%s@%s" ... .sha`, which needs the whole digest.
+        """
+        sub = self.subcharts.get(block[0]) if block else None
+        return sub.sha_is_hex(block[1:]) if sub is not None else self.sha_after_prefix
 
     def reads(self, block: tuple[str, ...], name: str) -> bool | None:
         """Whether the templates read field `name` of the values block at `block`.
@@ -185,7 +196,9 @@ def _chart(contents: dict[str, bytes], budget: _Budget, helpers: dict[str, str],
     chart = Chart(helpers)
     for name, data in contents.items():
         if name.startswith("templates/"):
-            chart.uses.extend(_uses(data.decode("utf-8", "replace"), helpers))
+            text = data.decode("utf-8", "replace")
+            chart.uses.extend(_uses(text, helpers))
+            chart.sha_after_prefix = chart.sha_after_prefix or _SHA_AFTER_PREFIX.search(text) is not None
     if depth >= _MAX_DEPTH:
         return chart
     aliases = _aliases(contents.get("Chart.yaml", b""))
@@ -206,12 +219,21 @@ def _uses(text: str, helpers: dict[str, str]) -> list[_Use]:
         defined = _DEFINE.match(body)
         if defined:
             helpers[defined.group(1)] = text[action.end():_block_end(actions, number, len(text))]
+        if _refuses(text, actions, number):
+            continue  # `{{ if .Values.image.sha }}{{ fail "use digest" }}`: read only to be refused
         for chain in _CHAIN.finditer(body):
             keys = tuple(chain.group(2).split(".")[1:])
             if chain.group(1):  # `index .Values "a" "b-c"`: quoted keys follow
                 keys += tuple(_QUOTED.findall(chain.group(3)))
             uses.append(_Use(keys, _scope(text, actions, number), tuple(_INCLUDED.findall(body))))
     return uses
+
+
+def _refuses(text: str, actions: list[re.Match[str]], number: int) -> bool:
+    """Whether an action is an `if` whose body fails the render: what it tests is forbidden, not used."""
+    if not re.match(r"\s*if\b", actions[number].group(1)):
+        return False
+    return re.search(r"\{\{-?\s*fail\b", text[actions[number].end():_block_end(actions, number, len(text))]) is not None
 
 
 def _scope(text: str, actions: list[re.Match[str]], number: int) -> str:

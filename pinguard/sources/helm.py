@@ -6,12 +6,13 @@
       tag: 1.25.3
       digest: ""
 
-The reference is assembled from `registry`, `repository` and `tag`. How it is
-pinned depends on what the chart renders:
+The reference is assembled from `registry`, `repository` (or `image`, as
+ingress-nginx names it) and `tag`. How it is pinned depends on what the chart renders:
 
 - the chart at hand (a Chart.yaml above the values file) reads the block's
-  `digest` (or `sha`, bare hex, as Prometheus community charts keep it): the
-  digest goes there, added after `tag` when absent;
+  `digest` (or `sha`: bare hex where the chart writes `@sha256:{{ .sha }}`, the
+  whole digest where it writes `@{{ .sha }}`): the digest goes there, added
+  after `tag` when absent;
 - otherwise the digest goes into the tag, `tag: 1.25.3@sha256:...`, which the
   usual `{{ .repository }}:{{ .tag }}` renders as a pinned reference
   (see tagform.py). A `digest:` the chart at hand does not read pins nothing:
@@ -59,16 +60,28 @@ def find(path: str, text: str, *, digest_read: bool = False) -> Searched:
     found: list[Found] = []
     documents = compose(text)
     for document in documents:
-        found.extend(kubernetes.find_in(document, where, split=True))
-        for keys, mapping in _image_blocks(document):
+        blocks = _image_blocks(document)
+        inside = [(mapping.start_mark.index, mapping.end_mark.index) for _, mapping in blocks]
+        # An `image:` name inside a block (`{registry, image, tag}`) is the block's, not a reference of its own.
+        found.extend(item for item in kubernetes.find_in(document, where, split=True)
+                     if not any(start <= item.span.start < end for start, end in inside))
+        for keys, mapping in blocks:
             item = _structured(mapping, where, _Pinning(chart, keys, digest_read))
             if item is not None:
                 found.append(item)
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
+def _name_key(block: MappingNode) -> str | None:
+    """The key naming a block's image: `repository`, or `image` beside `registry`/`tag` (ingress-nginx)."""
+    if scalar_text(mapping_get(block, "repository")):  # `repository: null` inherits a global image
+        return "repository"
+    named = scalar_text(mapping_get(block, "image"))
+    return "image" if named and any(mapping_get(block, key) is not None for key in ("registry", "tag")) else None
+
+
 def _image_blocks(document: Node) -> list[tuple[tuple[str, ...], MappingNode]]:
-    """(values path, block) of every mapping with a `repository` below an image key.
+    """(values path, block) of every mapping with a `repository` (or `image`, see `_name_key`) below an image key.
 
     The key may be the block's own (`image:`, `thanosImage:`) or its parent's
     (`image: {busybox: {...}, kubectl: {...}}`). A list step is written `[]` in the path.
@@ -86,7 +99,7 @@ def _image_blocks(document: Node) -> list[tuple[tuple[str, ...], MappingNode]]:
             continue
         if not isinstance(node, MappingNode):
             continue
-        if below_image and scalar_text(mapping_get(node, "repository")):  # `repository: null` inherits one
+        if below_image and _name_key(node):
             blocks.append((keys, node))
             continue
         for key, value in node.value:
@@ -122,9 +135,13 @@ class _Pinning:
             return declared or "digest"
         return declared if written else None
 
+    def sha_is_hex(self) -> bool:
+        """Whether `sha:` holds bare hex (the chart writes `@sha256:` itself), else the whole digest."""
+        return self.chart is None or self.chart.sha_is_hex(self.keys)
+
 
 def _structured(image: MappingNode, where: Located, pinning: _Pinning) -> Found | None:
-    repository_node = mapping_get(image, "repository")
+    repository_node = mapping_get(image, _name_key(image) or "repository")
     assert isinstance(repository_node, ScalarNode)
     repository = str(repository_node.value)
     registry = scalar_text(mapping_get(image, "registry")) or ""
@@ -157,12 +174,13 @@ def _structured(image: MappingNode, where: Located, pinning: _Pinning) -> Found 
             return unresolvable("its tag is not a plain or quoted value; pinguard cannot edit it")
         unread = where.span(*value_span(digest_node)) if current and isinstance(digest_node, ScalarNode) else None
         return Found(where.path, SOURCE, span, repository, reference, digest_field=field, unread_digest=unread)
-    digest = digest_field(image, tag_node, where, read, hex_only=read == "sha")
+    hex_only = read == "sha" and pinning.sha_is_hex()
+    digest = digest_field(image, tag_node, where, read, hex_only=hex_only)
     if digest is None:
         return unresolvable(f"its {read} field is not a plain or quoted value; pinguard cannot edit it")
     try:
         if current:
-            reference = reference.with_digest(current if read == "digest" else "sha256:" + current)
+            reference = reference.with_digest("sha256:" + current if hex_only else current)
     except InvalidReference as exc:
         return unresolvable(str(exc))
     return Found(where.path, SOURCE, span, repository, reference, digest_field=digest)

@@ -203,3 +203,54 @@ def test_helm_policy_settings_are_validated(policy: str, tmp_path: Path, monkeyp
     status, _, err = _run("scan", ".")
     assert status == 2
     assert "invalid policy .pinguard.yaml: helm" in err
+
+
+SHA_BLOCK = "image:\n  registry: quay.io\n  repository: brancz/kube-rbac-proxy\n  tag: v0.20.2\n  sha: \"\"\n"
+RBAC_PROXY = locked_test_digest("quay.io/brancz/kube-rbac-proxy", "v0.20.2")
+
+
+@pytest.mark.parametrize(("template", "written"), [
+    # prometheus-node-exporter: the chart writes `sha256:` itself
+    ("image: {{ .Values.image.registry }}/{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+     "@sha256:{{ .Values.image.sha }}", RBAC_PROXY.partition(":")[2]),
+    # kube-state-metrics: `printf "%s/%s:%s@%s"` needs the whole digest
+    ('image: {{ printf "%s/%s:%s@%s" .Values.image.registry .Values.image.repository .Values.image.tag'
+     " .Values.image.sha }}", RBAC_PROXY),
+])
+def test_sha_holds_what_the_chart_writes_after_the_at(template: str, written: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    _chart(tmp_path, template, SHA_BLOCK)
+    monkeypatch.chdir(tmp_path)
+    _locked("values.yaml")
+    _run("pin", "values.yaml")
+    assert Path("values.yaml").read_text() == SHA_BLOCK.replace('sha: ""', f'sha: "{written}"')
+    (found,) = scan(["values.yaml"]).found
+    assert found.reference is not None and found.reference.digest == RBAC_PROXY  # reads back, pinned
+
+
+def test_a_field_read_only_to_be_refused_is_not_read(tmp_path: Path) -> None:
+    # prometheus-node-exporter: `sha` is forbidden in favour of `digest`
+    _chart(tmp_path, '{{- if .Values.image.sha }}{{- fail "image.sha forbidden. Use image.digest instead" }}'
+                     "{{- end }}\nimage: {{ .Values.image.repository }}:{{ .Values.image.tag }}",
+           BLOCK + '  sha: ""\n')
+    chart = chart_at_hand(str(tmp_path / "values.yaml"))
+    assert chart is not None and chart.reads(("image",), "sha") is False
+    (found,) = scan([str(tmp_path / "values.yaml")]).found
+    assert found.digest_field is not None and found.digest_field.prefix == "@"
+
+
+def test_a_block_naming_its_image_with_image_is_one_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ingress-nginx: `{registry, image, tag, digest}`, the digest read through a helper
+    values = ("controller:\n  image:\n    registry: registry.k8s.io\n    image: ingress-nginx/controller\n"
+              '    tag: "v1.7.0"\n    digest: ""\n')
+    _chart(tmp_path, '{{- define "imageDigest" -}}{{- if .digest }}{{ printf "@%s" .digest }}{{- end }}{{- end }}\n'
+                     "{{- with .Values.controller.image }}\n"
+                     'image: "{{ .registry }}/{{ .image }}:{{ .tag }}{{ include "imageDigest" . }}"\n{{- end }}',
+           values)
+    monkeypatch.chdir(tmp_path)
+    scanned = _run("scan", "values.yaml")[1]
+    assert scanned == "values.yaml:4:12: registry.k8s.io/ingress-nginx/controller:v1.7.0 (helm)\n"
+    _locked("values.yaml")
+    _run("pin", "values.yaml")
+    digest = locked_test_digest("registry.k8s.io/ingress-nginx/controller", "v1.7.0")
+    assert Path("values.yaml").read_text() == values.replace('digest: ""', f'digest: "{digest}"')
