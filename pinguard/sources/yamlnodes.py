@@ -50,6 +50,9 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 
 _TEMPLATE = re.compile(r"\{\{|\$\{|\$\(|^\$[A-Za-z_]|<%|\{%")
 _PATTERN = re.compile(r"[*?!|]")  # policy patterns (Kyverno, Gatekeeper), never image references
+# Words in a one-line value are a placeholder an operator fills in ("FILLED BY THE OPERATOR", as
+# NVIDIA's GPU operator ships its assets), never an image reference.
+_PLACEHOLDER = re.compile(r"\S[ \t]+\S")
 
 
 def compose(text: str) -> list[Node]:
@@ -243,7 +246,7 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     if is_templated(written):
         return Found(where.path, where.source, where.span(start, end), written, None,
                      f"templated value {written!r} cannot be resolved")
-    if _PATTERN.search(written):
+    if _PATTERN.search(written) or (node.style in (None, "", "'", '"') and _PLACEHOLDER.search(written)):
         return None
     flow = node.style in (None, "", "'", '"')  # plain or quoted
     if (line_start is None and not flow) or where.text[start:end] != written:
