@@ -74,18 +74,13 @@ def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEnt
     """The entries with what was found of their provenance; None (reported) when any search failed."""
     if not entries:
         return []
-    from pinguard.online import open_client, with_evidence
+    from pinguard.online import entries_with_evidence, open_client
 
     with open_client(options) as client:
-        checked = with_evidence(client, entries, options)
-    failures = [(entry, outcome) for entry, outcome in zip(entries, checked, strict=True)
-                if not isinstance(outcome, LockEntry)]
-    for entry, error in failures:
-        print(f"pinguard: {entry.name}:{entry.tag}: provenance: {error}", file=options.stderr)
-    if failures:
+        checked = entries_with_evidence(client, entries, options)
+    if checked is None:
         print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
-        return None
-    return [outcome for outcome in checked if isinstance(outcome, LockEntry)]
+    return checked
 
 
 def _resolve(references: list[Reference], options: Options) -> list[LockEntry] | None:

@@ -56,3 +56,14 @@ def with_evidence(client: RegistryClient, images: Sequence[_Image], options: Opt
     found = gather_all(client, [(image.name, image.digest, image.platforms) for image in images], options.trust)
     return [evidence if isinstance(evidence, PinguardError) else replace(image, evidence=evidence)
             for image, evidence in zip(images, found, strict=True)]
+
+
+def entries_with_evidence(client: RegistryClient, entries: Sequence[LockEntry],
+                          options: Options) -> list[LockEntry] | None:
+    """Lock entries with their provenance found now; None when any search failed, each failure reported."""
+    checked = with_evidence(client, entries, options)
+    for entry, outcome in zip(entries, checked, strict=True):
+        if isinstance(outcome, PinguardError):
+            print(f"pinguard: {entry.name}:{entry.tag}: provenance: {outcome}", file=options.stderr)
+    return None if any(isinstance(o, PinguardError) for o in checked) else [
+        o for o in checked if isinstance(o, LockEntry)]

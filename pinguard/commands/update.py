@@ -99,13 +99,13 @@ def _with_provenance(client: RegistryClient, moved: list[tuple[LockEntry, LockEn
     new = [entry for _, entry in moved]
     if not wanted:
         return new
-    from pinguard.online import with_evidence
+    from pinguard.online import entries_with_evidence
 
-    for i, outcome in zip(wanted, with_evidence(client, [new[i] for i in wanted], options), strict=True):
-        if not isinstance(outcome, LockEntry):
-            print(f"pinguard: {new[i].name}:{new[i].tag}: provenance: {outcome}", file=options.stderr)
-            print("pinguard: nothing written", file=options.stderr)
-            return None
-        new[i] = outcome
+    checked = entries_with_evidence(client, [new[i] for i in wanted], options)
+    if checked is None:
+        print("pinguard: nothing written", file=options.stderr)
+        return None
+    for i, entry in zip(wanted, checked, strict=True):
+        new[i] = entry
     return new
 

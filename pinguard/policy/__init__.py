@@ -130,8 +130,7 @@ def for_command(named: Sequence[Path], default: str = "default", *, project: boo
 
 def load(paths: Iterable[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones."""
-    merged: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {},
-                              "sidecars": []}
+    merged = _nothing()
     for path in paths:
         _merge(merged, _read(path, seen=()))
     return _validated(merged)
@@ -176,11 +175,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise PolicyError(f"invalid policy {path}: expected a mapping with keys {', '.join(_KEYS)}")
     _check_keys(path, "", data)
-    unknown = sorted(set(data) - set(_KEYS))
-    if unknown:
-        raise PolicyError(f"invalid policy {path}: unknown key {unknown[0]!r} (known: {', '.join(_KEYS)})")
-    result: dict[str, Any] = {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {},
-                              "sidecars": []}
+    _known_keys(f"invalid policy {path}", data, _KEYS)
+    result = _nothing()
     if "extends" in data:
         base = data["extends"]
         if not isinstance(base, str):
@@ -202,6 +198,17 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
                     "provenance": _provenance(path, data.get("provenance") or {}),
                     "sidecars": _sidecars(path, data.get("sidecars") or [])})
     return result
+
+
+def _nothing() -> dict[str, Any]:
+    """What a policy sets before any file is read: every section, empty."""
+    return {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}, "sidecars": []}
+
+
+def _known_keys(where: str, mapping: dict[Any, Any], known: Sequence[str]) -> None:
+    unknown = sorted(set(mapping) - set(known))
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(known)})")
 
 
 def _check_keys(path: Path, where: str, mapping: dict[Any, Any]) -> None:
@@ -244,9 +251,7 @@ def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
 
 def _digest_read(path: Path, helm: dict[Any, Any]) -> list[str]:
     """`helm: {digest-read: [GLOB]}`: values files whose chart reads the image block's `digest:`."""
-    unknown = sorted(set(helm) - {"digest-read"})
-    if unknown:
-        raise PolicyError(f"invalid policy {path}: helm: unknown key {unknown[0]!r} (known: digest-read)")
+    _known_keys(f"invalid policy {path}: helm", helm, ("digest-read",))
     globs = helm.get("digest-read", [])
     if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
         raise PolicyError(f"invalid policy {path}: helm.digest-read: expected a list of glob patterns")
@@ -256,9 +261,7 @@ def _digest_read(path: Path, helm: dict[Any, Any]) -> list[str]:
 def _provenance(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
     """`provenance: {lock, keys, trusted-root, notation-certs}`; paths relative to the policy file."""
     where = f"invalid policy {path}: provenance"
-    unknown = sorted(set(section) - set(_PROVENANCE_KEYS))
-    if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_PROVENANCE_KEYS)})")
+    _known_keys(where, section, _PROVENANCE_KEYS)
     checked: dict[str, Any] = {}
     if "lock" in section:
         if not isinstance(section["lock"], bool):
@@ -287,9 +290,7 @@ def _sidecar(path: Path, index: int, entry: object) -> Sidecar:
     if not isinstance(entry, dict):
         raise PolicyError(f"{where}: expected a mapping with `name`, `image` or both")
     _check_keys(path, f"sidecars[{index}].", entry)
-    unknown = sorted(set(entry) - set(_SIDECAR_KEYS))
-    if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(_SIDECAR_KEYS)})")
+    _known_keys(where, entry, _SIDECAR_KEYS)
     if not entry:
         raise PolicyError(f"{where}: needs `name`, `image` or both: an empty entry would allow every container")
     for key, glob in entry.items():

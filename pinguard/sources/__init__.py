@@ -53,9 +53,10 @@ _ACTION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\$\{[^}]*\}")
 _COMMENT_START = re.compile(r"\{\{(?:- )?/\*|\{#")
 _NULL_WORDS = frozenset(("~", "null", "Null", "NULL"))  # a plain `image: null` names no image
 
+# Helm values are found apart (`find`): what the policy says of their chart decides where a digest goes.
 FINDERS: dict[str, Callable[[str, str], Searched]] = {
     module.SOURCE: module.find
-    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow)
+    for module in (compose, dockerfile, kubernetes, kustomize, runtime_env, workflow)
 } | {TEMPLATE: lambda path, text: Searched(_template_lines(path, text, TEMPLATE))}
 
 

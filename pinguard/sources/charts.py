@@ -146,14 +146,13 @@ def chart_at_hand(values_path: str) -> Chart | None:
     if root is None:
         return None
     try:
-        files = list(_chart_files(root))
-        stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+        files = {path: path.stat() for path in _chart_files(root)}
     except OSError:
         return None
-    key = (str(root.resolve()), stamp)
+    key = (str(root.resolve()), tuple((str(p), s.st_mtime_ns, s.st_size) for p, s in files.items()))
     if key not in _loaded:
         try:
-            _loaded[key] = _read_folder(root, _Budget())
+            _loaded[key] = _read_files(root, {path: stat.st_size for path, stat in files.items()}, _Budget())
         except (OSError, TooLarge):
             _loaded[key] = None
     return _loaded[key]
@@ -181,13 +180,12 @@ class _Budget:
             raise TooLarge()
 
 
-def _read_folder(root: Path, budget: _Budget) -> Chart:
+def _read_files(root: Path, sizes: dict[Path, int], budget: _Budget) -> Chart:
+    """The chart from its files (as `_chart_files` lists them, with their sizes)."""
     contents: dict[str, bytes] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root).as_posix()
-        if path.is_file() and (relative == "Chart.yaml" or relative.startswith(("templates/", "charts/"))):
-            budget.take(path.stat().st_size)
-            contents[relative] = path.read_bytes()
+    for path, size in sizes.items():
+        budget.take(size)
+        contents[path.relative_to(root).as_posix()] = path.read_bytes()
     return _chart(contents, budget, {}, depth=0)
 
 
