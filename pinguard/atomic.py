@@ -4,7 +4,10 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 from pathlib import Path
+
+from pinguard.errors import PinguardError
 
 TOKEN = re.compile(r"[0-9a-f]{8}")  # what `new_token` makes: a journal naming any other temporary file is refused
 
@@ -26,6 +29,33 @@ def write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_output(output: Path, data: bytes, what: str) -> None:
+    """Write `what` (the report, the YAML) where a command's `--output` says, as the shell's `>` would
+    but never half-written; a PinguardError saying why it could not be.
+
+    A regular file, or a new name, is replaced in one rename, so a reader sees the old
+    bytes or the new ones; through a symlink that is the file it leads to, and the link
+    stays a link. Anything else (a FIFO, `/dev/null`, `/dev/stdout` on a terminal or a
+    pipe) is opened and written: a rename would replace the node and the bytes would
+    reach no one. A folder is refused.
+    """
+    try:
+        try:
+            status: os.stat_result | None = os.stat(output)
+        except FileNotFoundError:
+            status = None  # a new file, or a dangling symlink: created where the link leads
+        if status is not None and stat.S_ISDIR(status.st_mode):
+            raise PinguardError(f"{output}: is a folder; --output takes a file name")
+        real = Path(os.path.realpath(output))  # through /proc (`/dev/stdout`) it may name a file no longer there
+        if status is None or (stat.S_ISREG(status.st_mode) and real.exists() and os.path.samefile(real, output)):
+            write_bytes(real, data)
+        else:
+            with open(output, "wb") as handle:
+                handle.write(data)
+    except OSError as exc:
+        raise PinguardError(f"{output}: cannot write {what}: {exc.strerror or exc}") from None
 
 
 def stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True, token: str | None = None) -> str:

@@ -57,6 +57,24 @@ def _add_provenance_option(parser: argparse.ArgumentParser) -> None:
                              "them (default: the policy's provenance.lock)")
 
 
+def _add_output_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--output", type=_output, metavar="FILE",
+                        help=f"write {what} to FILE instead of stdout: a regular file is replaced in one rename "
+                             "(through a symlink, the file it leads to), a FIFO or device written through; "
+                             "`-` is stdout")
+
+
+def _output(text: str) -> Path | None:
+    """An `--output` argument: None for `-`, standard output."""
+    return None if text == "-" else Path(text)
+
+
+def _add_allow_empty_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="drop the lock entries of references no longer found even when a PATH holds no image "
+                             "reference (or none was found at all); without it that is refused as a wrong path")
+
+
 def _add_online_options(parser: argparse.ArgumentParser) -> None:
     _add_policy_option(parser)
     parser.add_argument("--timeout", dest="deadline", type=float, default=600.0, metavar="S",
@@ -85,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
     _add_paths(lock)
+    _add_allow_empty_option(lock)
     _add_provenance_option(lock)
     _add_online_options(lock)
     _add_common_options(lock)
@@ -95,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="policy file or shipped preset name (repeatable; later ones override; default: "
                             ".pinguard.yaml if present, else the `default` preset)")
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    check.add_argument("--output", type=Path, metavar="FILE", help="write the report to FILE instead of stdout")
+    _add_output_option(check, "the report")
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     _add_common_options(check)
 
@@ -103,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_paths(pin)
     pin.add_argument("--resolve", action="store_true", help="lock what the lockfile is missing first (online)")
     pin.add_argument("--dry-run", action="store_true", help="print a diff instead; exit 1 if anything would change")
+    _add_allow_empty_option(pin)
     _add_online_options(pin)
     _add_common_options(pin)
 
@@ -141,14 +161,18 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("what", choices=("admission",), help="`admission`: only images pinned to a locked digest "
                                                             "are admitted")
     export.add_argument("--format", choices=("vap", "kyverno"), default="vap",
-                        help="vap: ValidatingAdmissionPolicy, its binding and params ConfigMap (default); "
+                        help="vap: ValidatingAdmissionPolicies, their bindings and params ConfigMaps (default); "
                              "kyverno: a Kyverno ClusterPolicy")
     export.add_argument("--namespace", action="append", default=[], dest="namespaces", metavar="NS",
                         help="bind this namespace (repeatable; default: every namespace but kube-system)")
     export.add_argument("--mode", choices=("deny", "warn", "audit"), default="deny",
                         help="what a pod with an unlocked image meets: denied (default), admitted with a warning, "
                              "or admitted and audited")
-    export.add_argument("--output", type=Path, metavar="FILE", help="write FILE (atomically) instead of stdout")
+    export.add_argument("--kind", action="append", default=[], dest="kinds",
+                        metavar="GROUP/VERSION/KIND[/PLURAL]:PATH[,PATH...]",
+                        help="judge a custom resource too, at the paths to its pod specs (repeatable), e.g. "
+                             "'example.com/v1/TrainRun:spec.template.spec'")
+    _add_output_option(export, "the YAML")
     _add_common_options(export)
 
     audit = commands.add_parser("audit", help="report pods running images the lockfile does not hold")
@@ -179,6 +203,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     if not 0 < deadline < float("inf"):
         raise PinguardError("--timeout must be a number of seconds above 0")
     tag_rules, rates, sources, trust = TagRules(), parse_rates(args.rate), SourceSettings(), Trust()
+    tag_digest_mismatch = Options.tag_digest_mismatch
     provenance = getattr(args, "provenance", False)
     mirrors, mirror_credentials = parse_mirrors(args.mirror, env.get("PINGUARD_MIRRORS"))
     # The policy says how to read files (Helm charts that read `digest`), which tags move and how
@@ -191,6 +216,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         policy = for_command(args.policy)
         tag_rules, rates, sources, trust = policy.tag_rules, {**policy.rates, **rates}, policy.sources, policy.trust
         provenance = provenance or (hasattr(args, "provenance") and policy.lock_provenance)
+        tag_digest_mismatch = str(policy.rules["tag-digest-mismatch"]["lock"])
     return Options(
         stdout=stdout,
         stderr=stderr,
@@ -214,6 +240,7 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         sources=sources,
         provenance=provenance,
         trust=trust,
+        tag_digest_mismatch=tag_digest_mismatch,
     )
 
 
@@ -229,7 +256,7 @@ def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "lock":
         from pinguard.commands.lock import lock
 
-        return lock(args.paths, options)
+        return lock(args.paths, options, allow_empty=args.allow_empty)
     if args.command == "check":
         from pinguard.commands.check import check
 
@@ -238,7 +265,7 @@ def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "pin":
         from pinguard.commands.pin import pin
 
-        return pin(args.paths, options, resolve=args.resolve, dry_run=args.dry_run)
+        return pin(args.paths, options, resolve=args.resolve, dry_run=args.dry_run, allow_empty=args.allow_empty)
     if args.command == "verify":
         from pinguard.commands.verify import verify
 
@@ -255,7 +282,8 @@ def _run(args: argparse.Namespace, options: Options) -> int:
     if args.command == "export":
         from pinguard.commands.export import export
 
-        return export(options, fmt=args.format, bound=args.namespaces, mode=args.mode, output=args.output)
+        return export(options, fmt=args.format, bound=args.namespaces, mode=args.mode, output=args.output,
+                      kinds=args.kinds)
     if args.command == "audit":
         from pinguard.commands.audit import audit
 

@@ -7,12 +7,12 @@ one platform, `linux/amd64` or else the first one locked.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pinguard import untrusted_json
 from pinguard.errors import RegistryError
 from pinguard.lockfile import LockEntry
 from pinguard.provenance.changes import differences
@@ -79,7 +79,7 @@ def _image(client: RegistryClient, registry: str, repository: str, digest: str) 
     if not (isinstance(layers, list) and isinstance(descriptor, dict) and isinstance(descriptor.get("digest"), str)):
         raise RegistryError(f"{registry}/{repository}: {digest} is not an image manifest")
     try:
-        config = json.loads(client.cached_blob(registry, repository, descriptor["digest"]))
+        config = untrusted_json.loads(client.cached_blob(registry, repository, descriptor["digest"]))
     except (ValueError, UnicodeDecodeError):
         raise RegistryError(f"{registry}/{repository}: image config {descriptor['digest']} is not JSON") from None
     created = config.get("created") if isinstance(config, dict) else None

@@ -11,7 +11,9 @@ the next begins:
 
 A journal without its last line is undone (its temporary files deleted: no rename had
 begun); one with it is finished (the renames left are done). The run writing a journal
-holds an flock on it, so another run leaves a live journal alone.
+holds an flock on it, so another run leaves a live journal alone. Anything else (a journal
+committed to a repository, a hand-edited one) is refused and left for a person, read no
+further than its first line `commit` would not write, and not at all past 64 MiB.
 """
 from __future__ import annotations
 
@@ -21,16 +23,19 @@ import json
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
+from pinguard import untrusted_json
 from pinguard.atomic import TOKEN, temporary_path
 from pinguard.errors import PinguardError
 
 JOURNAL = ".pinguard-journal"
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_MAX_JOURNAL = 64 << 20  # bytes: the journal of a commit of a few hundred thousand files
+_MAX_LINE = 64 << 10  # bytes: two paths of at most PATH_MAX bytes, JSON-escaped, and two digests
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,9 @@ def _recover(root: Path) -> str | None:
             return f"left {path} alone: not a journal this user's pinguard wrote"
         if not _lock(fd, wait=False) or not _still_at(fd, path):
             return None
-        token, entries, renaming = _parse(handle.read())
+        if status.st_size > _MAX_JOURNAL:
+            raise ValueError(f"{status.st_size} bytes, more than the {_MAX_JOURNAL >> 20} MiB any commit writes")
+        token, entries, renaming = _parse(handle)
         for entry in entries:
             folder = (root / entry.target).parent
             if os.path.realpath(folder) != str(folder):
@@ -136,23 +143,45 @@ def _recover(root: Path) -> str | None:
         return message
 
 
-def _parse(data: bytes) -> tuple[str, list[Entry], bool]:
-    """The token, the entries, and whether renaming began; ValueError for anything `commit` does not write."""
-    *lines, torn = data.split(b"\n")  # a last line without its newline was being written when the run died
-    records = [json.loads(line) for line in lines]
-    if not records:
+def _parse(handle: BinaryIO) -> tuple[str, list[Entry], bool]:
+    """The token, the entries, and whether renaming began; ValueError for anything `commit` does not write.
+
+    Read a line at a time, each checked as it comes: a hostile journal costs no more than its first bad line.
+    A last line without its newline was being written when the run died.
+    """
+    lines = _lines(handle)
+    header = next(lines, b"")
+    if not header.endswith(b"\n"):
         return "", [], False
-    header, *rest = records
+    token = _token(untrusted_json.loads(header))
+    entries: list[Entry] = []
+    for line in lines:
+        if not line.endswith(b"\n"):
+            break
+        record = untrusted_json.loads(line)
+        if isinstance(record, dict) and set(record) == {"renaming"}:
+            if record["renaming"] != len(entries) or next(lines, b""):
+                raise ValueError("its last line does not count its entries")
+            return token, entries, True
+        entries.append(_entry(record, token))
+    return token, entries, False
+
+
+def _lines(handle: BinaryIO) -> Iterator[bytes]:
+    """The lines of a journal, each with its newline (but a torn last one); ValueError on one too long."""
+    while line := handle.readline(_MAX_LINE + 1):
+        if len(line) > _MAX_LINE:
+            raise ValueError(f"a line longer than the {_MAX_LINE >> 10} KiB any commit writes")
+        yield line
+
+
+def _token(header: object) -> str:
+    """The token a journal's first line names."""
     token = header.get("token") if isinstance(header, dict) else None
     if header != {"journal": "pinguard", "version": 1, "token": token} or not isinstance(token, str) \
             or not TOKEN.fullmatch(token):
         raise ValueError("its first line is not a pinguard journal's")
-    renaming = bool(rest) and isinstance(rest[-1], dict) and set(rest[-1]) == {"renaming"}
-    if renaming:
-        *rest, last = rest
-        if torn or last["renaming"] != len(rest):
-            raise ValueError("its last line does not count its entries")
-    return token, [_entry(record, token) for record in rest], renaming
+    return token
 
 
 def _entry(record: object, token: str) -> Entry:

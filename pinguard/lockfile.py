@@ -9,6 +9,7 @@ The file is TOML, version 1:
     name = "public.ecr.aws/deep-learning-containers/ray"
     tag = "train-ml-cuda-v1.1"
     digest = "sha256:..."
+    tag_served = false                       # only where the tag pointed elsewhere when this was locked
     media_type = "application/vnd.oci.image.index.v1+json"
     size = 1609
     tag_kind = "moving"
@@ -17,12 +18,13 @@ The file is TOML, version 1:
     platforms = { "linux/amd64" = "sha256:..." }
     provenance_checked_at = "2026-11-30T05:00:01Z"  # only where `lock --provenance` looked
     provenance = [
-      { predicate_type = "https://slsa.dev/provenance/v1", builder = "...", source = "...", revision = "...", ... },
+      { predicate_type = "https://slsa.dev/provenance/v1", builder = "...", ..., subject = "sha256:...", ... },
     ]
     signatures = [
-      { kind = "cosign", identity = "sha256:...", verified = true },
+      { kind = "cosign", subject = "sha256:...", identity = "sha256:...", verified = true },
     ]
     sbom = []                                       # looked, none found
+    provenance_unread = "..."                       # only where the search stopped at its byte budget
 
 `dumps` writes entries sorted by name then tag and platforms sorted by key, so the same
 content always gives the same bytes and a diff shows only what changed. Keys this version
@@ -90,6 +92,9 @@ class LockEntry:
     resolved_at: str
     platforms: Mapping[str, str]  # platform ("linux/amd64") to the digest of its image; read-only
     evidence: Evidence | None = None  # provenance, signatures and SBOMs; None: nobody looked
+    # False: locked at a digest written beside the tag while the tag pointed elsewhere (the policy's
+    # `tag-digest-mismatch: {lock: digest}`), so the lock does not vouch that the tag ever served it.
+    tag_served: bool = True
 
     def __post_init__(self) -> None:
         # A copy, so the caller's mapping cannot change a frozen entry, and a dict, so equal entries compare equal.
@@ -134,6 +139,7 @@ class LockEntry:
             resolved_at=resolved.resolved_at,
             platforms=resolved.platforms,
             evidence=resolved.evidence,
+            tag_served=resolved.tag_served,
         )
 
 
@@ -191,6 +197,7 @@ def _dump_entry(entry: LockEntry) -> str:
         f"name = {toml_string(entry.name)}",
         f"tag = {toml_string(entry.tag)}",
         f"digest = {toml_string(entry.digest)}",
+        *(() if entry.tag_served else ("tag_served = false",)),
         f"media_type = {toml_string(entry.media_type)}",
         f"size = {entry.size}",
         f"tag_kind = {toml_string(entry.tag_kind)}",
@@ -212,10 +219,11 @@ _EVIDENCE: tuple[tuple[str, type[Build] | type[Signature] | type[Sbom], _Fields]
     ("provenance", Build, (("predicate_type", str, False), ("builder", str, True), ("source", str, True),
                            ("revision", str, True), ("started", str, True), ("finished", str, True),
                            ("statement_digest", str, False), ("subject", str, False),
-                           ("subject_matches", bool, False), ("signed", bool, False))),
-    ("signatures", Signature, (("kind", str, False), ("identity", str, True), ("issuer", str, True),
-                               ("verified", bool, False), ("problem", str, True))),
-    ("sbom", Sbom, (("predicate_type", str, False), ("digest", str, False), ("packages", int, False))),
+                           ("subject_matches", bool, False), ("signed", bool, False), ("problem", str, True))),
+    ("signatures", Signature, (("kind", str, False), ("subject", str, True), ("identity", str, True),
+                               ("issuer", str, True), ("verified", bool, False), ("problem", str, True))),
+    ("sbom", Sbom, (("predicate_type", str, False), ("subject", str, True), ("digest", str, False),
+                    ("packages", int, False))),
 )
 
 
@@ -225,6 +233,8 @@ def _dump_evidence(evidence: Evidence) -> list[str]:
                                          strict=True):
         rows = sorted(_inline_table(record, fields) for record in records)
         lines.append(f"{key} = [\n" + "".join(f"  {row},\n" for row in rows) + "]" if rows else f"{key} = []")
+    if evidence.unread is not None:
+        lines.append(f"provenance_unread = {toml_string(evidence.unread)}")
     return lines
 
 
@@ -254,6 +264,8 @@ def loads(text: str, path: str = "pinguard.lock") -> Lock:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _decode_error(text, path, exc) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise LockfileError(f"{path}: arrays or tables nested too deeply: not a pinguard lockfile") from None
     version = document.get("version")
     if version is None:
         raise LockfileError(f"{path}: no `version`: not a pinguard lockfile")
@@ -292,6 +304,7 @@ def _load_entry(image: dict[str, Any], context: str) -> LockEntry:
             name=_typed(image, "name", str, context),
             tag=_typed(image, "tag", str, context),
             digest=_typed(image, "digest", str, context),
+            tag_served=_tag_served(image, context),
             media_type=_typed(image, "media_type", str, context),
             size=_typed(image, "size", int, context),
             tag_kind=_typed(image, "tag_kind", str, context),
@@ -304,6 +317,14 @@ def _load_entry(image: dict[str, Any], context: str) -> LockEntry:
         raise LockfileError(f"{context}: {exc}") from None
 
 
+def _tag_served(image: dict[str, Any], context: str) -> bool:
+    """`tag_served`, a boolean where the file has it (`_typed` takes none); left out, the tag served the digest."""
+    served = image.get("tag_served", True)
+    if type(served) is not bool:
+        raise LockfileError(f"{context}: tag_served: expected a boolean, got {_toml_type(served)}")
+    return served
+
+
 def _load_evidence(image: dict[str, Any], context: str) -> Evidence | None:
     if "provenance_checked_at" not in image:
         return None
@@ -313,7 +334,9 @@ def _load_evidence(image: dict[str, Any], context: str) -> Evidence | None:
         rows = _typed(image, key, list, context)
         records.append(tuple(_load_record(row, kind, fields, f"{context}: {key}[{number}]")
                              for number, row in enumerate(rows)))
-    return Evidence(checked_at, *records)
+    builds, signatures, sboms = records
+    unread = _typed(image, "provenance_unread", str, context) if "provenance_unread" in image else None
+    return Evidence(checked_at, builds, signatures, sboms, unread)
 
 
 def _load_record(row: object, kind: type[Any], fields: _Fields, where: str) -> Any:
@@ -331,8 +354,8 @@ def _load_record(row: object, kind: type[Any], fields: _Fields, where: str) -> A
         if value is not None and type(value) is not expected:
             raise LockfileError(f"{where}: {name}: expected {_TOML_TYPES[expected]}, got {_toml_type(value)}")
         values[name] = value
-        if name in ("statement_digest", "subject", "digest"):
-            _check_digest(f"{where.rpartition(': ')[2]}.{name}", str(value))
+        if isinstance(value, str) and name in ("statement_digest", "subject", "digest"):
+            _check_digest(f"{where.rpartition(': ')[2]}.{name}", value)
     return kind(**values)
 
 

@@ -8,15 +8,19 @@ stack is imported only when something must be resolved: `pin` without
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from pinguard import lockfile
+from pinguard.errors import PinguardError
 from pinguard.lockfile import LockEntry, locked_key
 from pinguard.options import Options
+from pinguard.policy.rules import tag_digest_mismatch
 from pinguard.reference import Reference
 from pinguard.resolve import Resolved, failure_lines
-from pinguard.scanning import Scan
+from pinguard.scanning import Scan, paths_without_references
+from pinguard.sources.base import Found
 
 
 @dataclass(frozen=True)
@@ -33,41 +37,63 @@ class LockUpdate:
         return [*locked, f"{path}: {len(self.new)} new, {self.kept} kept, {self.dropped} dropped\n"]
 
 
-def update_lockfile(result: Scan, options: Options) -> LockUpdate | None:
-    """Bring the lockfile in line with what `result` references; None (and nothing written) on failure.
+def update_lockfile(result: Scan, options: Options, paths: Sequence[str] = (), *,
+                    allow_empty: bool = False) -> LockUpdate | None:
+    """Bring the lockfile in line with what `result` (the scan of `paths`) references; None (and nothing
+    written) on failure.
 
-    Each reference that could not be resolved is reported on `options.stderr`.
+    Each reference that could not be resolved is reported on `options.stderr`. Entries are dropped
+    only when every path named holds some image reference, unless `allow_empty`: a path that holds
+    none is more likely wrong than emptied (a PinguardError).
     """
     with lockfile.exclusive(options.lockfile):
         current, text = lockfile.read_with_text(options.lockfile)
         wanted = _wanted(result)
-        missing = [ref for key, ref in wanted.items() if current.get(*key) is None]
-        new_entries = _resolve(missing, options)
+        kept = current.only(wanted.keys())
+        dropped = len(current) - len(kept)
+        if dropped and not allow_empty:
+            _refuse_to_drop(paths_without_references(paths, result), dropped, options)
+        missing = [found for key, found in wanted.items() if current.get(*key) is None]
+        new_entries = _resolve(missing, result, options)
         if new_entries is None:
             return None
-        updated = current.only(wanted.keys()).with_entries(new_entries)
-        if options.provenance:  # entries locked before without it are looked at now; new ones came with theirs
-            checked = _with_provenance([entry for entry in updated if entry.evidence is None], options)
+        updated = kept.with_entries(new_entries)
+        if options.provenance:  # entries locked without it (or before it named subjects) are looked at now
+            unchecked = [entry for entry in updated if entry.evidence is None or entry.evidence.outdated]
+            checked = _with_provenance(unchecked, options)
             if checked is None:
                 return None
             updated = updated.with_entries(checked)
-        dropped = len(current) - len(current.only(wanted.keys()))
         if lockfile.dumps(updated) != text:
             lockfile.write(options.lockfile, updated)
     return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped)
 
 
-def _wanted(result: Scan) -> dict[tuple[str, str], Reference]:
+def _refuse_to_drop(empty: list[str], dropped: int, options: Options) -> None:
+    """Stop a run that would drop entries while a path it was given holds no image reference."""
+    if empty:
+        entries = f"{dropped} entr{'y' if dropped == 1 else 'ies'}"
+        raise PinguardError(f"{', '.join(empty)}: no image reference found there, and locking would drop {entries} "
+                            f"of {options.lockfile}: is the path right? Pass --allow-empty to drop them; "
+                            f"{options.lockfile} left unchanged")
+
+
+def _wanted(result: Scan) -> dict[tuple[str, str], Found]:
     """Each lock key referenced, with the reference to resolve it by (a written digest wins)."""
-    wanted: dict[tuple[str, str], Reference] = {}
+    wanted: dict[tuple[str, str], Found] = {}
     for found in result.found:
         if found.reference is None:
             continue
         key = locked_key(found.reference)
-        if key is not None and (key not in wanted or (found.reference.digest and not wanted[key].digest)):
-            tag = found.reference.tag or "latest"
-            wanted[key] = found.reference.with_tag(tag)
+        if key is not None and (key not in wanted or (found.reference.digest and not _reference(wanted[key]).digest)):
+            wanted[key] = found
     return wanted
+
+
+def _reference(found: Found) -> Reference:
+    """What a reference that stands for a lock key is resolved as: untagged, it is `latest`."""
+    assert found.reference is not None
+    return found.reference.with_tag(found.reference.tag or "latest")
 
 
 def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEntry] | None:
@@ -83,16 +109,58 @@ def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEnt
     return checked
 
 
-def _resolve(references: list[Reference], options: Options) -> list[LockEntry] | None:
-    if not references:
+def _resolve(missing: list[Found], result: Scan, options: Options) -> list[LockEntry] | None:
+    """The entries of what is missing, resolved; None (reported) when any failed, or when a digest written
+    beside a tag is not the one the tag points to and the policy refuses it."""
+    if not missing:
         return []
     from pinguard.online import resolve_references  # the network stack, only when something is missing
 
-    outcomes = resolve_references(references, options)
+    resolved = _all_resolved(resolve_references([_reference(found) for found in missing], options), options)
+    if resolved is None:
+        return None
+    unserved = {reference: item for reference, item in resolved.items() if not item.tag_served}
+    mode = options.tag_digest_mismatch
+    for reference, item in unserved.items():
+        for where in _written(result, reference):
+            print(f"pinguard: {'' if mode == tag_digest_mismatch.REFUSE else 'warning: '}{where}: {item.unserved()}"
+                  f"{_OUTCOME[mode]}", file=options.stderr)
+    if unserved and mode == tag_digest_mismatch.REFUSE:
+        print("pinguard: write the digest the tag points to, or drop it and run `pinguard pin --resolve`; the "
+              "policy's `rules: {tag-digest-mismatch: {lock: tag}}` locks the tag's digest instead, "
+              f"`{{lock: digest}}` the one written; {options.lockfile} left unchanged", file=options.stderr)
+        return None
+    if unserved and mode == tag_digest_mismatch.LOCK_TAG:
+        by_tag = _all_resolved(resolve_references([reference.with_digest(None) for reference in unserved], options),
+                               options)
+        if by_tag is None:
+            return None
+        resolved.update((reference, by_tag[reference.with_digest(None)]) for reference in unserved)
+    return [LockEntry.from_resolved(item) for item in resolved.values()]
+
+
+# What `lock` says it does with a digest written beside a tag that points elsewhere, by the policy's choice.
+_OUTCOME = {
+    tag_digest_mismatch.REFUSE: "",
+    tag_digest_mismatch.LOCK_TAG: "; locking the tag's digest, as the policy says (tag-digest-mismatch lock: tag): "
+                                  "`pinguard pin` writes it",
+    tag_digest_mismatch.KEEP_DIGEST: "; locked as written, as the policy says (tag-digest-mismatch lock: digest): "
+                                     "`check` reports it",
+}
+
+
+def _all_resolved(outcomes: Mapping[Reference, Resolved | PinguardError],
+                  options: Options) -> dict[Reference, Resolved] | None:
+    """Every reference resolved; None when any failed, each failure reported."""
     failures = failure_lines(outcomes)
     for line in failures:
         print(f"pinguard: {line}", file=options.stderr)
     if failures:
         print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
         return None
-    return [LockEntry.from_resolved(outcome) for outcome in outcomes.values() if isinstance(outcome, Resolved)]
+    return {reference: outcome for reference, outcome in outcomes.items() if isinstance(outcome, Resolved)}
+
+
+def _written(result: Scan, reference: Reference) -> list[str]:
+    """`path:line:column` of each place `reference` (a tag and a digest) is written."""
+    return [f"{found.path}:{found.line}:{found.column}" for found in result.found if found.reference == reference]

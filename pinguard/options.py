@@ -30,3 +30,6 @@ class Options:
     sources: SourceSettings = field(default_factory=SourceSettings)  # from the policy: how to read files
     provenance: bool = False  # look for provenance, signatures and SBOMs of what is resolved
     trust: Trust = field(default_factory=Trust)  # from the policy: what signatures are verified against
+    # from the policy (rule tag-digest-mismatch, option `lock`): what `lock` does with a digest
+    # written beside a tag that points elsewhere: "refuse", lock the "tag"'s, or keep the "digest"
+    tag_digest_mismatch: str = "refuse"

@@ -8,7 +8,6 @@ the lock can tell which release the digest was.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -19,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from pinguard.errors import DeadlinePassed, PinguardError, RegistryError, deadline_lines
+from pinguard import untrusted_json
+from pinguard.errors import DeadlinePassed, NotFound, PinguardError, RegistryError, deadline_lines
 from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
@@ -113,12 +113,22 @@ class Resolved:
     resolved_at: str
     platforms: dict[str, str] = field(default_factory=dict)
     evidence: Evidence | None = None  # provenance, signatures and SBOMs, when they were looked for
+    # False for a reference written with a digest its tag did not point to (`name:1.0@<a build of 0.9>`);
+    # `tag_digest` then says where the tag pointed (None: the registry does not serve the tag).
+    tag_served: bool = True
+    tag_digest: str | None = None
+
+    def unserved(self) -> str:
+        """What to say of a tag that did not point to the digest written beside it."""
+        where = f"points to {self.tag_digest}" if self.tag_digest else "is not served by the registry"
+        return f"{self.name}:{self.tag} {where}, not to {self.digest}, the digest written beside it"
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name, "tag": self.tag, "digest": self.digest, "media_type": self.media_type,
             "size": self.size, "tag_kind": self.tag_kind.value, "frozen_tag": self.frozen_tag,
             "resolved_at": self.resolved_at, "platforms": self.platforms,
+            **({} if self.tag_served else {"tag_served": False, "tag_digest": self.tag_digest}),
             **({"provenance": asdict(self.evidence)} if self.evidence is not None else {}),
         }
 
@@ -191,14 +201,21 @@ class Resolver:
             return exc
 
     def resolve(self, reference: Reference) -> Resolved:
-        """What the registry serves for the reference now, verified, with the evidence."""
+        """What the registry serves for the reference now, verified, with the evidence.
+
+        A reference written with a tag and a digest is resolved by its digest, and its tag
+        is asked where it points (one HEAD): a digest written beside a tag is a claim that
+        the tag served it, which nothing else checks.
+        """
         registry, repository = reference.registry, reference.repository
         tag = reference.tag if reference.digest else (reference.tag or "latest")
         if reference.digest is None:
             assert tag is not None
             body = self._client.manifest_for_tag(registry, repository, tag)
+            tag_digest: str | None = body.digest
         else:
             body = self._by_digest(reference, reference.digest)
+            tag_digest = self._tag_digest(reference, tag) if tag else body.digest
         kind = self._rules.kind(reference.name, tag) if tag else TagKind.OTHER
         return Resolved(
             name=reference.name,
@@ -210,7 +227,16 @@ class Resolver:
             frozen_tag=self._frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
             resolved_at=self._clock(),
             platforms=self._platforms_of(reference, body),
+            tag_served=tag_digest == body.digest,
+            tag_digest=None if tag_digest == body.digest else tag_digest,
         )
+
+    def _tag_digest(self, reference: Reference, tag: str) -> str | None:
+        """Where `tag` points now; None when the registry does not serve it."""
+        try:
+            return self._client.digest_for_tag(reference.registry, reference.repository, tag)
+        except NotFound:
+            return None
 
     def _by_digest(self, reference: Reference, digest: str) -> ManifestBody:
         """Content by digest; from the cache only once the registry says it still serves it."""
@@ -244,7 +270,7 @@ class Resolver:
                                 f"(media type {body.media_type or 'unknown'})")
         blob = self._client.cached_blob(reference.registry, reference.repository, descriptor["digest"])
         try:
-            config = json.loads(blob)
+            config = untrusted_json.loads(blob)
         except (ValueError, UnicodeDecodeError):
             raise RegistryError(f"{reference}: image config {descriptor['digest']} is not JSON") from None
         return config if isinstance(config, dict) else {}

@@ -72,6 +72,13 @@ def scan_for_writing(paths: Sequence[str], stderr: TextIO, settings: SourceSetti
     return result
 
 
+def paths_without_references(paths: Sequence[str], result: Scan) -> list[str]:
+    """The paths named (the current folder when none) under which `result`, their scan, found no image reference."""
+    holding = {Path(os.path.abspath(scanned.file.path)) for scanned in result.files if scanned.found}
+    held = {folder for path in holding for folder in (path, *path.parents)}
+    return [path for path in paths or ["."] if Path(os.path.abspath(path)) not in held]
+
+
 def each_file(paths: Sequence[str], errors: list[str],
               settings: SourceSettings = DEFAULT_SETTINGS) -> Iterator[ScannedFile]:
     """Each file scanned, as soon as it is: callers that look at one file at a time keep none.

@@ -4,10 +4,12 @@ Online, and never from the cache: what counts is what the registry serves now. E
 tag is fetched again and its bytes hashed: when they hash to the locked digest, the
 registry still serves that digest and the tag still points to it, for one request.
 Otherwise the locked digest is fetched by digest and re-hashed to tell `moved` from
-`missing` and `mismatch`. Entries are checked concurrently (each registry at its
-pace) and returned in the order given. `verify` reports the verdicts; `update` moves
-the moved ones forward. An entry whose provenance the lock records has it looked for
-again: a signature that no longer verifies, or provenance that changed, is a finding.
+`missing` and `mismatch`; an entry locked at a digest its tag did not point to
+(`tag_served = false`) is `unserved`, not `moved`, while the tag points elsewhere. Entries
+are checked concurrently (each registry at its pace) and returned in the order given.
+`verify` reports the verdicts; `update` moves the moved ones forward. An entry whose
+provenance the lock records has it looked for again: a signature that no longer
+verifies, or provenance that changed, is a finding.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from pinguard.resolve import Resolved, Resolver
 class Status(StrEnum):
     OK = "ok"  # the digest is served and the tag still points to it
     MOVED = "moved"  # the digest is served, the tag points elsewhere now
+    UNSERVED = "unserved"  # the digest is served, but the tag pointed elsewhere when it was locked and still does
     MISSING = "missing"  # the digest (or the tag) is no longer served
     MISMATCH = "mismatch"  # the registry served bytes that do not hash to the digest
     ERROR = "error"  # the registry could not be asked
@@ -40,7 +43,7 @@ class Status(StrEnum):
 class Verdict:
     entry: LockEntry
     status: Status
-    current: Resolved | None = None  # for MOVED: where the tag points now, with the evidence a lock entry keeps
+    current: Resolved | None = None  # for MOVED, UNSERVED: where the tag points now, with what a lock entry keeps
     message: str | None = None
     error: PinguardError | None = None  # for ERROR: what went wrong
     provenance: tuple[str, ...] = ()  # what held of the recorded provenance and no longer does
@@ -147,4 +150,7 @@ def _check(entry: LockEntry, client: RegistryClient, resolver: Resolver) -> Verd
     if current.digest == entry.digest:  # moved back since the HEAD
         return Verdict(entry, Status.OK)
     frozen = f", the same digest as {current.frozen_tag}" if current.frozen_tag else ""
+    if not entry.tag_served:  # it never pointed here: a tag that moves on is no explanation
+        return Verdict(entry, Status.UNSERVED, current, f"{entry.tag} points to {current.digest}{frozen}, and did not "
+                                                        "point to the locked digest when it was locked either")
     return Verdict(entry, Status.MOVED, current, f"{entry.tag} now points to {current.digest}{frozen}")

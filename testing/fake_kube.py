@@ -27,7 +27,9 @@ submitter Job with it: named after the RayJob plus a suffix, labelled `job-name`
 running the `submitterPodTemplate`'s containers or KubeRay's default `ray-job-submitter`
 on the head's image. Its final `jobStatus` comes on the `finish_after`-th read, the
 submitter pod Succeeded. `sidecars` programs containers a webhook would have injected
-into the pod at a position. DELETE removes the object and its cluster's pods and is
+into the pod at a position; `debug` ephemeral containers `kubectl debug` adds to the running
+pod at a position, on the `debug_after`-th read of a RayJob (`add_ephemeral` adds one to a
+pod body). DELETE removes the object and its cluster's pods and is
 recorded in `deleted`. Every request is recorded (`requests`).
 
 Server-side apply (`application/apply-patch+yaml` with a `fieldManager`) of ConfigMaps
@@ -71,6 +73,16 @@ def image_id_for(image: str, digest: str | None = None, *, docker: bool = False)
     return f"{'docker-pullable://' if docker else ''}{repository}@{digest}"
 
 
+def add_ephemeral(body: dict[str, Any], name: str, image: str, image_id: str) -> dict[str, Any]:
+    """`body` with an ephemeral container running, as `kubectl debug` leaves a pod: in the spec and its status."""
+    body["spec"].setdefault("ephemeralContainers", []).append(
+        {"name": name, "image": image, "stdin": True, "tty": True, "targetContainerName": ""})
+    body["status"].setdefault("ephemeralContainerStatuses", []).append(
+        {"name": name, "image": image, "imageID": image_id, "ready": False, "restartCount": 0,
+         "state": {"running": {"startedAt": STARTED_AT}}})
+    return body
+
+
 def pod(namespace: str, name: str, containers: Sequence[tuple[str, str, str]], *,
         labels: Mapping[str, str] | None = None, env: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """A Running pod as the API serves it; `containers` are (name, image, imageID)."""
@@ -96,12 +108,16 @@ class FakeKube:
 
     def __init__(self, *, cluster_after: int = 2, finish_after: int = 4, final_status: str = "SUCCEEDED",
                  wrong_digests: Mapping[int, str] | None = None,
-                 sidecars: Mapping[int, Sequence[tuple[str, str]]] | None = None) -> None:
+                 sidecars: Mapping[int, Sequence[tuple[str, str]]] | None = None,
+                 debug: Mapping[int, Sequence[tuple[str, str]]] | None = None, debug_after: int = 3) -> None:
         self.cluster_after = cluster_after
         self.finish_after = finish_after
         self.final_status = final_status
         self.wrong_digests = dict(wrong_digests or {})
         self.sidecars = dict(sidecars or {})  # position -> (name, image) injected into that pod
+        self.debug = dict(debug or {})  # position -> (name, image) of ephemeral containers added to that pod
+        self.debug_after = debug_after
+        self._positions: dict[int, tuple[str, str]] = {}  # position -> (namespace, name) of the pod
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, namespace, name)
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, name)
         self.deleted: list[tuple[str, str, str]] = []
@@ -212,6 +228,8 @@ class FakeKube:
             job["status"] = {"rayClusterName": f"{job['metadata']['name']}-raycluster-fake",
                              "jobDeploymentStatus": "Running", "jobStatus": "RUNNING"}
             self._submit(job)
+        if reads >= self.debug_after:
+            self._debug()
         if reads >= self.finish_after:
             job["status"].update(jobDeploymentStatus="Complete", jobStatus=self.final_status)
             if _submitter_key(job) in self.pods:
@@ -230,6 +248,7 @@ class FakeKube:
                 labels = {"ray.io/cluster": cluster, "ray.io/node-type": node_type, "ray.io/group": group}
                 containers = self._containers(template, position, docker=node_type == "head")
                 self.pods[(ns, name)] = pod(ns, name, containers, labels=labels)
+                self._positions[position] = (ns, name)
                 position += 1
 
     def _submit(self, job: Mapping[str, Any]) -> None:
@@ -250,6 +269,13 @@ class FakeKube:
         body["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid,
                                                 "controller": True, "blockOwnerDeletion": True}]
         self.pods[_submitter_key(job)] = body
+        self._positions[position] = _submitter_key(job)
+
+    def _debug(self) -> None:
+        """Add the programmed ephemeral containers to the pods that are there, each once."""
+        for position in [p for p in self.debug if p in self._positions and self._positions[p] in self.pods]:
+            for name, image in self.debug.pop(position):
+                add_ephemeral(self.pods[self._positions[position]], name, image, image_id_for(image))
 
     def _containers(self, template: Mapping[str, Any], position: int, *,
                     docker: bool = False) -> list[tuple[str, str, str]]:

@@ -68,10 +68,12 @@ class Redirect:
 
 @dataclass(frozen=True)
 class Drip:
-    """Send the headers of `then`, then its body a byte every `interval` seconds."""
+    """Send the headers of `then`, then its body a byte every `interval` seconds; with `head`, the
+    status line and headers a byte at a time too (a long header value makes that last for ever)."""
 
     then: Response
     interval: float
+    head: bool = False
 
 
 Action = Response | Drop | Delay | Redirect | Drip
@@ -188,12 +190,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(action.body)
 
     def _drip(self, drip: Drip) -> None:
-        self.send_response(drip.then.status)
-        for name, value in drip.then.headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(drip.then.body)))
-        self.end_headers()
-        for byte in drip.then.body:
+        head = [f"HTTP/1.1 {drip.then.status} {self.responses.get(drip.then.status, ('',))[0]}"]
+        head += [f"{name}: {value}" for name, value in drip.then.headers.items()]
+        head.append(f"Content-Length: {len(drip.then.body)}")
+        wire = "".join(line + "\r\n" for line in [*head, ""]).encode("latin-1")
+        if not drip.head:
+            self.wfile.write(wire)
+        for byte in (wire if drip.head else b"") + drip.then.body:
             self.wfile.write(bytes([byte]))
             self.wfile.flush()
             if self.server.fake.closed.wait(drip.interval):

@@ -2,7 +2,9 @@
 
 - cosign: public key files, simple-signing payloads and their signature layers (`cosign_layer`);
 - DSSE envelopes (`dsse`) over in-toto statements (`statement`, SLSA and SBOM predicates);
-- Notation: a CA chain (`root_ca`, `issue`) and JWS envelopes signed by its leaf (`notation_jws`).
+- Notation: a CA chain (`root_ca`, `issue`) and JWS envelopes signed by its leaf (`notation_jws`);
+- Sigstore: a CA, a transparency log and a CT log made here (`LocalSigstore`), whose bundles carry
+  every proof the `sigstore` library checks, for keyless signatures verified offline.
 
 Signing here is written from the specifications, apart from the code under test, so that a
 misreading on one side shows up as a failing test rather than agreeing with itself.
@@ -13,6 +15,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +24,15 @@ from typing import Any
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_dss_signature
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
 from pinguard.provenance.model import (
     COSIGN_ATTESTATION,
     COSIGN_SIGNATURE,
     IN_TOTO,
     NOTATION_SIGNATURE,
+    SIGSTORE_BUNDLE,
     Artifact,
     Layer,
 )
@@ -373,3 +377,177 @@ def notation_jws(signer: Issued, chain: Sequence[Issued], payload: bytes, *,
 
 def notation_artifact(subject: str, envelope: bytes, media_type: str = JWS) -> Artifact:
     return artifact(subject, NOTATION_SIGNATURE, layer(media_type, envelope))
+
+
+# --- a Sigstore: CA, transparency log and CT log, for keyless bundles verified offline ---------------
+
+Json = dict[str, Any]
+SIGSTORE_TIME = dt.datetime(2025, 6, 2, 9, 30, tzinfo=dt.UTC)  # when its certificate was issued and logged
+SIGSTORE_IDENTITY = "https://github.com/example/trainer/.github/workflows/release.yml@refs/heads/main"
+SIGSTORE_SIGNER = x509.UniformResourceIdentifier(SIGSTORE_IDENTITY)
+SIGSTORE_ISSUER = "https://token.actions.githubusercontent.com"
+FULCIO_ISSUER_OID = "1.3.6.1.4.1.57264.1.8"  # a DER UTF8String
+
+
+def fulcio_issuer(issuer: str = SIGSTORE_ISSUER) -> x509.UnrecognizedExtension:
+    """The certificate extension Fulcio records the OIDC issuer in."""
+    return x509.UnrecognizedExtension(x509.ObjectIdentifier(FULCIO_ISSUER_OID), der(0x0C, issuer.encode()))
+
+
+def _p256() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def spki(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def der(tag: int, content: bytes) -> bytes:
+    """A DER TLV, with the length in short or long form."""
+    if len(content) < 0x80:
+        return bytes([tag, len(content)]) + content
+    size = len(content).to_bytes((len(content).bit_length() + 7) // 8, "big")
+    return bytes([tag, 0x80 | len(size)]) + size + content
+
+
+def _canonical(value: Json) -> bytes:
+    """RFC 8785 JSON for what these tests log: ASCII strings and integers only."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+@dataclass(frozen=True)
+class LocalSigstore:
+    """A CA, a transparency log and a CT log, and one certificate the CA issued to an identity."""
+
+    ca: x509.Certificate
+    certificate: x509.Certificate
+    ct_key: ec.EllipticCurvePrivateKey
+    log_key: ec.EllipticCurvePrivateKey
+    signer_key: ec.EllipticCurvePrivateKey
+
+    @classmethod
+    def create(cls, issuer_extension: x509.UnrecognizedExtension,
+               identity: x509.GeneralName = SIGSTORE_SIGNER) -> LocalSigstore:
+        ca_key, ct_key, log_key, signer_key = (_p256() for _ in range(4))
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test sigstore CA")])
+        ca = (
+            x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ca_key.public_key())
+            .serial_number(1).not_valid_before(SIGSTORE_TIME - dt.timedelta(days=30))
+            .not_valid_after(SIGSTORE_TIME + dt.timedelta(days=30))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256())
+        )
+        leaf = (
+            x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(name)
+            .public_key(signer_key.public_key()).serial_number(2)
+            .not_valid_before(SIGSTORE_TIME - dt.timedelta(minutes=1))
+            .not_valid_after(SIGSTORE_TIME + dt.timedelta(minutes=9))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
+            .add_extension(x509.SubjectAlternativeName([identity]), critical=True)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .add_extension(issuer_extension, critical=False)
+        )
+        sct_list = _sct_list(leaf.sign(ca_key, hashes.SHA256()).tbs_certificate_bytes, ca_key, ct_key)
+        certificate = leaf.add_extension(
+            x509.UnrecognizedExtension(ExtensionOID.PRECERT_SIGNED_CERTIFICATE_TIMESTAMPS, der(0x04, sct_list)),
+            critical=False,
+        ).sign(ca_key, hashes.SHA256())
+        return cls(ca, certificate, ct_key, log_key, signer_key)
+
+    def trusted_root(self) -> Json:
+        def log(key: ec.EllipticCurvePrivateKey, url: str) -> Json:
+            return {
+                "baseUrl": url, "hashAlgorithm": "SHA2_256",
+                "publicKey": {"rawBytes": b64(spki(key)), "keyDetails": "PKIX_ECDSA_P256_SHA_256",
+                              "validFor": {"start": "2025-01-01T00:00:00Z"}},
+                "logId": {"keyId": b64(hashlib.sha256(spki(key)).digest())},
+            }
+
+        return {
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "tlogs": [log(self.log_key, "https://log.test")],
+            "ctlogs": [log(self.ct_key, "https://ct.test")],
+            "certificateAuthorities": [{
+                "subject": {"organization": "test", "commonName": "test sigstore CA"},
+                "uri": "https://ca.test",
+                "certChain": {"certificates": [{"rawBytes": b64(self.ca.public_bytes(serialization.Encoding.DER))}]},
+                "validFor": {"start": "2025-01-01T00:00:00Z"},
+            }],
+        }
+
+    def dsse_bundle(self, statement: Json | bytes, payload_type: str = IN_TOTO) -> Json:
+        """What `cosign sign` writes in the bundle format: a DSSE envelope around an in-toto statement."""
+        payload = statement if isinstance(statement, bytes) else json.dumps(statement).encode()
+        pae = b"DSSEv1 %d %s %d %s" % (len(payload_type), payload_type.encode(), len(payload), payload)
+        signature = self.signer_key.sign(pae, ec.ECDSA(hashes.SHA256()))
+        envelope = {"payload": b64(payload), "payloadType": payload_type, "signatures": [{"sig": b64(signature)}]}
+        body = {"apiVersion": "0.0.1", "kind": "dsse", "spec": {
+            "envelopeHash": {"algorithm": "sha256", "value": hashlib.sha256(_canonical(envelope)).hexdigest()},
+            "payloadHash": {"algorithm": "sha256", "value": hashlib.sha256(payload).hexdigest()},
+            "signatures": [{"signature": b64(signature), "verifier": b64(self._pem())}],
+        }}
+        return self._bundle("dsse", body, {"dsseEnvelope": envelope})
+
+    def message_bundle(self, digest: str) -> Json:
+        """A message signature over an image: the manifest's digest is the message, already hashed."""
+        hashed = bytes.fromhex(digest.removeprefix("sha256:"))
+        signature = self.signer_key.sign(hashed, ec.ECDSA(Prehashed(hashes.SHA256())))
+        body = {"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
+            "data": {"hash": {"algorithm": "sha256", "value": hashed.hex()}},
+            "signature": {"content": b64(signature), "publicKey": {"content": b64(self._pem())}},
+        }}
+        message = {"messageDigest": {"algorithm": "SHA2_256", "digest": b64(hashed)}, "signature": b64(signature)}
+        return self._bundle("hashedrekord", body, {"messageSignature": message})
+
+    def _pem(self) -> bytes:
+        return self.certificate.public_bytes(serialization.Encoding.PEM)
+
+    def _bundle(self, kind: str, body: Json, content: Json) -> Json:
+        """The bundle around `content`, logged as entry 0 of a one-entry log: the leaf is the root."""
+        logged = _canonical(body)
+        log_id = hashlib.sha256(spki(self.log_key)).digest()
+        root = hashlib.sha256(b"\x00" + logged).digest()
+        note = f"log.test - 1\n1\n{b64(root)}\n"
+        note_signature = self.log_key.sign(note.encode(), ec.ECDSA(hashes.SHA256()))
+        integrated = int(SIGSTORE_TIME.timestamp())
+        promise = _canonical({"body": b64(logged), "integratedTime": integrated, "logID": log_id.hex(), "logIndex": 0})
+        return {
+            "mediaType": SIGSTORE_BUNDLE,
+            "verificationMaterial": {
+                "certificate": {"rawBytes": b64(self.certificate.public_bytes(serialization.Encoding.DER))},
+                "tlogEntries": [{
+                    "logIndex": "0", "logId": {"keyId": b64(log_id)},
+                    "kindVersion": {"kind": kind, "version": "0.0.1"},
+                    "integratedTime": str(integrated),
+                    "inclusionPromise": {
+                        "signedEntryTimestamp": b64(self.log_key.sign(promise, ec.ECDSA(hashes.SHA256())))},
+                    "inclusionProof": {
+                        "logIndex": "0", "rootHash": b64(root), "treeSize": "1", "hashes": [],
+                        "checkpoint": {"envelope": f"{note}\n\u2014 log.test {b64(log_id[:4] + note_signature)}\n"},
+                    },
+                    "canonicalizedBody": b64(logged),
+                }],
+            },
+            **content,
+        }
+
+
+def _sct_list(tbs_precertificate: bytes, ca_key: ec.EllipticCurvePrivateKey,
+              ct_key: ec.EllipticCurvePrivateKey) -> bytes:
+    """An RFC 6962 SCT list holding the CT log's timestamp over the precertificate."""
+    millis = int(SIGSTORE_TIME.timestamp() * 1000)
+    # v1, a certificate timestamp, when, a precertificate entry: its issuer's key hash and TBS; no extensions
+    signed = (struct.pack("!BBQH", 0, 0, millis, 1) + hashlib.sha256(spki(ca_key)).digest()
+              + len(tbs_precertificate).to_bytes(3, "big") + tbs_precertificate + b"\x00\x00")
+    signature = ct_key.sign(signed, ec.ECDSA(hashes.SHA256()))
+    # v1, the log's id, when, no extensions, then the signature: SHA-256 (4) with ECDSA (3)
+    sct = (b"\x00" + hashlib.sha256(spki(ct_key)).digest() + struct.pack("!QH", millis, 0)
+           + struct.pack("!BBH", 4, 3, len(signature)) + signature)
+    return struct.pack("!HH", len(sct) + 2, len(sct)) + sct

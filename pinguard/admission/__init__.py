@@ -3,13 +3,15 @@
 Two formats, one module each, both validate-only (nothing is mutated at admission,
 so GitOps tools see no drift):
 
-- `vap`: a ValidatingAdmissionPolicy (CEL, no webhook), its binding, and the params
-  ConfigMap that holds the locked digests;
+- `vap`: ValidatingAdmissionPolicies (CEL, no webhook), one for each shape of kind
+  (`kinds`), their bindings, and the params ConfigMaps that hold the lock (`params`);
 - `kyverno`: a Kyverno ClusterPolicy with the digests inline.
 
 A digest counts whether it is the locked index's or one of its platform images'. The
-objects are the same for the same lock, namespaces and mode, byte for byte; the YAML
-names the lockfile and its sha256 in a comment and in annotations.
+objects are the same for the same lock, namespaces, mode and kinds, byte for byte; the
+YAML names the lockfile and its sha256 in a comment and in annotations. Every object an
+export writes is named after the namespaces it binds and labelled with them
+(`pinguard.dev/scope`), so no two exports share an object.
 
 Only the standard library, PyYAML and pinguard's own modules: `check` imports this.
 """
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from pinguard.errors import PinguardError
 from pinguard.lockfile import Lock
 
-NAME = "pinguard-lock"  # of the policy, and of the binding and params that cover every namespace
+NAME = "pinguard-lock"  # how the name of every object an export writes begins
 PARAMS_NAMESPACE = "kube-system"  # where the params live: only cluster admins write there
 EXEMPT_NAMESPACE = "kube-system"  # left out when no namespace is named: the control plane's own pods
 MODES = ("deny", "warn", "audit")
@@ -33,6 +35,9 @@ PARAMS_COMPONENT = "admission-params"  # the ConfigMap of locked digests
 POLICY_COMPONENT = "admission-policy"  # the policies and bindings
 LOCKFILE_ANNOTATION = "pinguard.dev/lockfile"
 LOCK_SHA256_ANNOTATION = "pinguard.dev/lock-sha256"
+SCOPE_LABEL = "pinguard.dev/scope"  # the export's: `pinguard-lock`, `pinguard-lock.team-a`, ...
+LAYOUT_LABEL = "pinguard.dev/layout"  # how the params are split (`params.Layout`): on them and on the bindings
+_MAX_LABEL = 63
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")  # an RFC 1123 label, as namespaces are
 _MAX_NAME = 253
 
@@ -64,16 +69,27 @@ def namespaces(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def scope_name(bound: Sequence[str]) -> str:
-    """The name of a binding and its params: `pinguard-lock` for every namespace, else the namespaces joined.
+    """The name of the export that binds `bound`: `pinguard-lock` for every namespace, else the namespaces joined.
 
-    Bindings of other scopes are left alone, so binding one namespace never narrows a
-    binding that covers them all. Past the 253 characters a name may have, a hash stands in.
+    Objects of other scopes are left alone, so binding one namespace never narrows a
+    binding that covers them all.
     """
-    name = ".".join((NAME, *bound))
-    if len(name) <= _MAX_NAME:
-        return name
-    return f"{NAME}.{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+    return object_name(NAME, bound)
 
 
-def labels(component: str) -> dict[str, str]:
-    return {MANAGED_BY[0]: MANAGED_BY[1], COMPONENT: component}
+def object_name(first: str, bound: Sequence[str]) -> str:
+    """`first` then the namespaces bound, joined by `.`; past the 253 characters a name may have, a hash stands
+    in for the namespaces. A namespace holds no `.`, so no two (first, namespaces) give one name."""
+    name = ".".join((first, *bound))
+    return name if len(name) <= _MAX_NAME else _hashed(first, bound)
+
+
+def labels(component: str, bound: Sequence[str]) -> dict[str, str]:
+    """The labels of an object of the export that binds `bound`; the scope hashed past a label value's 63."""
+    scope = scope_name(bound)
+    return {MANAGED_BY[0]: MANAGED_BY[1], COMPONENT: component,
+            SCOPE_LABEL: scope if len(scope) <= _MAX_LABEL else _hashed(NAME, bound)}
+
+
+def _hashed(first: str, bound: Sequence[str]) -> str:
+    return f"{first}.{hashlib.sha256('.'.join(bound).encode()).hexdigest()[:16]}"

@@ -1,11 +1,14 @@
 """What `pinguard export admission` writes: the lock's admission objects as YAML, with where they came from.
 
 Documents are separated by `---`; comments first name the lockfile and its sha256,
-the namespaces bound and the action, and how a new lock reaches the cluster.
+the namespaces bound and the action, the command that writes the file again, and how a
+new lock reaches the cluster (for `vap`: this whole file, then a `kubectl delete` of
+what an export of another layout left, by label).
 """
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -14,12 +17,18 @@ from typing import Any
 import yaml
 
 from pinguard import lockfile
-from pinguard.admission import EXEMPT_NAMESPACE, PARAMS_NAMESPACE, Source, kyverno, scope_name, vap
+from pinguard.admission import EXEMPT_NAMESPACE, LAYOUT_LABEL, PARAMS_NAMESPACE, SCOPE_LABEL, Source, kyverno, vap
+from pinguard.admission.kinds import KindGroup, custom
 from pinguard.errors import PinguardError
 
 DEFAULT_LOCKFILE = "pinguard.lock"
+# What a YAML comment line cannot hold as it is: control characters (C0, DEL, C1), the line and
+# paragraph separators `str.splitlines` breaks at, surrogates (bytes that are not UTF-8) and non-characters.
+_UNPRINTABLE_CHARACTERS = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff"
+_UNPRINTABLE = re.compile(f"[{_UNPRINTABLE_CHARACTERS}]")
+_ANSI_C_SPECIAL = re.compile(f"[{_UNPRINTABLE_CHARACTERS}\\\\']")  # and what `$'…'` must escape besides
 
-Objects = Callable[[Source, Sequence[str], str], list[dict[str, Any]]]
+Objects = Callable[[Source, Sequence[str], str, Sequence[KindGroup]], list[dict[str, Any]]]
 FORMATS: dict[str, Objects] = {"vap": vap.objects, "kyverno": kyverno.objects}
 
 
@@ -33,29 +42,64 @@ def read_source(path: Path) -> Source:
     return Source(lock, path.as_posix(), hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
-def render(source: Source, fmt: str, bound: Sequence[str], mode: str) -> str:
-    """The YAML of format `fmt` (`vap` or `kyverno`) for the namespaces `bound` (none: all but kube-system)."""
+def render(source: Source, fmt: str, bound: Sequence[str], mode: str, kinds: Sequence[str] = ()) -> str:
+    """The YAML of format `fmt` (`vap` or `kyverno`) for the namespaces `bound` (none: all but kube-system), judging
+    also the custom resources of `kinds` (`--kind`)."""
+    objects = FORMATS[fmt](source, bound, mode, custom(kinds))
     scope = f"namespaces {', '.join(bound)}" if bound else f"every namespace but {EXEMPT_NAMESPACE}"
-    update = (f"re-apply the ConfigMap {PARAMS_NAMESPACE}/{scope_name(bound)} alone" if fmt == "vap"
-              else "export and apply this policy again")
+    command = _command(source, fmt, bound, mode) + "".join(f" --kind {_shell_word(spec)}" for spec in kinds)
     header = [
-        f"Admits only images pinned to a digest of {source.lockfile} (sha256 {source.sha256}),",
-        f"in {scope}; mode {mode}. Do not edit: `{_command(source, fmt, bound, mode)}` writes it.",
-        f"When the lock changes, {update}.",
+        f"Admits only images pinned to a digest of {_shell_word(source.lockfile)} (sha256 {source.sha256}),",
+        f"in {scope}; mode {mode}. Do not edit: `{command}` writes it.",
+        _vap_update(objects) if fmt == "vap" else "When the lock changes, export and apply this policy again.",
     ]
-    return dump(FORMATS[fmt](source, bound, mode), header)
+    return dump(objects, header)
+
+
+def _vap_update(objects: Sequence[Mapping[str, Any]]) -> str:
+    """How a new lock reaches the cluster: this whole file again (its params and the bindings that name them), then
+    away with what an export of another layout left, which would judge with the old digests."""
+    params = [obj["metadata"] for obj in objects if obj["kind"] == "ConfigMap"]
+    labels = params[0]["labels"]
+    where = f"its ConfigMap in {PARAMS_NAMESPACE}" if len(params) == 1 else (
+        f"its {len(params)} ConfigMaps in {PARAMS_NAMESPACE}, each read by the bindings that name it")
+    return (f"When the lock changes, export again and apply all of this file (the digests are in {where}), then "
+            f"delete what an export of another layout left: `kubectl delete validatingadmissionpolicybindings,"
+            f"configmaps -n {PARAMS_NAMESPACE} -l '{SCOPE_LABEL}={labels[SCOPE_LABEL]},{LAYOUT_LABEL}!="
+            f"{labels[LAYOUT_LABEL]}'`.")
 
 
 def _command(source: Source, fmt: str, bound: Sequence[str], mode: str) -> str:
     """The command line that exports these objects again."""
     words = ["pinguard", "export", "admission", "--format", fmt, *(w for name in bound for w in ("--namespace", name)),
              "--mode", mode, *(("--lockfile", source.lockfile) if source.lockfile != DEFAULT_LOCKFILE else ())]
-    return shlex.join(words)
+    return " ".join(map(_shell_word, words))
+
+
+def _shell_word(word: str) -> str:
+    """`word` quoted for a POSIX shell, on one line of printable text.
+
+    A word with a character a comment line cannot hold as it is (a line break, another
+    control character, a byte that is not UTF-8) is written in bash's `$'…'`, each such
+    character escaped; any other word as `shlex.quote` writes it.
+    """
+    if not _UNPRINTABLE.search(word):
+        return shlex.quote(word)
+    return "$'" + _ANSI_C_SPECIAL.sub(lambda m: _ansi_c_escape(m[0]), word) + "'"
+
+
+def _ansi_c_escape(char: str) -> str:
+    """One character in `$'…'`: its bytes in UTF-8 (whatever the shell's locale), or the byte a file name's
+    surrogate stands for."""
+    if char in "\\'":
+        return "\\" + char
+    data = char.encode("utf-8", "surrogateescape" if "\udc80" <= char <= "\udcff" else "surrogatepass")
+    return "".join(f"\\x{byte:02x}" for byte in data)
 
 
 def dump(objects: Sequence[Mapping[str, Any]], header: Sequence[str]) -> str:
     """Multi-document YAML after comment lines, keys in the order the objects were built."""
-    comment = "".join(f"# {' '.join(line.splitlines())}\n" for line in header)  # a path may hold a line break
+    comment = "".join(f"# {line}\n" for line in header)
     documents = [yaml.dump(dict(obj), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096)
                  for obj in objects]
     return comment + "---\n" + "---\n".join(documents)

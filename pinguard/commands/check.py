@@ -2,16 +2,14 @@
 
 Exit status: 0 clean (warnings allowed unless --strict), 1 findings, 2 when a
 file, the lockfile or a policy cannot be read (every other file still checked).
+`--output FILE` is written as `pinguard.atomic.write_output` writes it; `-` is stdout.
 """
 from __future__ import annotations
 
 import io
-import os
-import stat
 from pathlib import Path
 
-from pinguard.atomic import write_bytes
-from pinguard.errors import PinguardError
+from pinguard.atomic import write_output
 from pinguard.findings import ERROR
 from pinguard.options import Options
 from pinguard.policy import for_command
@@ -26,37 +24,12 @@ def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str 
         print(f"pinguard: {error}", file=options.stderr)
     rendered = io.StringIO()
     FORMATS[fmt](result.findings, rendered)
-    if output is not None and str(output) != "-":
-        _write_report(output, rendered.getvalue().encode("utf-8"))
-    else:
+    if output is None:
         options.stdout.write(rendered.getvalue())
+    else:
+        write_output(output, rendered.getvalue().encode("utf-8"), "the report")
     if result.errors:
         return 2
     failing = [f for f in result.findings if f.severity == ERROR or strict]
     return 1 if failing else 0
 
-
-def _write_report(output: Path, data: bytes) -> None:
-    """Write the report to `--output` (`-` is stdout, handled by the caller).
-
-    A regular file, or a new name, is replaced in one rename, so a reader sees the old
-    report or the new one; through a symlink that is the file it leads to, and the link
-    stays a link. Anything else (a FIFO, `/dev/null`, `/dev/stdout` on a terminal or a
-    pipe) is opened and written, as the shell's `>` does: a rename would replace the node
-    and the report would reach no one. A folder is refused.
-    """
-    try:
-        try:
-            status: os.stat_result | None = os.stat(output)
-        except FileNotFoundError:
-            status = None  # a new file, or a dangling symlink: created where the link leads
-        if status is not None and stat.S_ISDIR(status.st_mode):
-            raise PinguardError(f"{output}: is a folder; --output takes a file name")
-        real = Path(os.path.realpath(output))  # through /proc (`/dev/stdout`) it may name a file no longer there
-        if status is None or (stat.S_ISREG(status.st_mode) and real.exists() and os.path.samefile(real, output)):
-            write_bytes(real, data)
-        else:
-            with open(output, "wb") as handle:
-                handle.write(data)
-    except OSError as exc:
-        raise PinguardError(f"{output}: cannot write the report: {exc.strerror}") from None

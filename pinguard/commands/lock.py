@@ -1,7 +1,9 @@
-"""`pinguard lock [PATH...]`: resolve every tagged reference found and record it in the lockfile.
+"""`pinguard lock [PATH...] [--allow-empty]`: resolve every tagged reference found and record it in the lockfile.
 
-New references are resolved, entries still referenced kept, the others dropped; any
-failure leaves the old lockfile byte-identical (see `pinguard.locking`).
+New references are resolved, entries still referenced kept, the others dropped, but only
+when every PATH holds some image reference (a path that holds none is taken for a wrong
+one) unless `--allow-empty`; any failure leaves the old lockfile byte-identical (see
+`pinguard.locking`).
 """
 from __future__ import annotations
 
@@ -10,9 +12,9 @@ from pinguard.options import Options
 from pinguard.scanning import scan_for_writing
 
 
-def lock(paths: list[str], options: Options) -> int:
+def lock(paths: list[str], options: Options, *, allow_empty: bool = False) -> int:
     result = scan_for_writing(paths, options.stderr, options.sources)
-    locked = None if result is None else update_lockfile(result, options)
+    locked = None if result is None else update_lockfile(result, options, paths, allow_empty=allow_empty)
     if locked is None:
         return 2
     if not options.quiet:

@@ -1,7 +1,7 @@
-"""`pinguard pin [PATH...] [--resolve] [--dry-run]`: rewrite references to `name:tag@digest` from the lock.
+"""`pinguard pin [PATH...] [--resolve] [--dry-run] [--allow-empty]`: rewrite references to `name:tag@digest`.
 
 Offline: digests come from the lockfile only (`--resolve` locks what is missing
-first). Only the characters of each reference change; every file is written
+first, as `lock` does, `--allow-empty` included). Only the characters of each reference change; every file is written
 atomically, and if any cannot be, none is. A run killed midway is finished or undone by the
 next `pin` or `update` (see `pinguard.rewrite`).
 """
@@ -16,14 +16,15 @@ from pinguard.rewrite import commit, tree_roots, unified_diff
 from pinguard.scanning import scan_for_writing
 
 
-def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False) -> int:
+def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False,
+        allow_empty: bool = False) -> int:
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
     result = scan_for_writing(paths, options.stderr, options.sources)
     if result is None:
         return 2
     if resolve:  # online only when asked, and only for what the lock is missing
-        locked = update_lockfile(result, options)
+        locked = update_lockfile(result, options, paths, allow_empty=allow_empty)
         if locked is None:
             return 2
         if not options.quiet:

@@ -1,4 +1,8 @@
-"""`pinguard resolve REF...`: tags to verified digests, with the evidence the lock would keep."""
+"""`pinguard resolve REF...`: tags to verified digests, with the evidence the lock would keep.
+
+Exit 2 when a reference could not be resolved; else 1 when a reference names a tag and a
+digest that tag does not point to (said on stderr, whatever the format); else 0.
+"""
 from __future__ import annotations
 
 import json
@@ -25,13 +29,16 @@ def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:
         print(f"pinguard: {line}", file=options.stderr)
         failed = True
     resolved = [outcome for outcome in outcomes.values() if isinstance(outcome, Resolved)]
+    unserved = [item for item in resolved if not item.tag_served]
+    for item in unserved:
+        print(f"pinguard: {item.unserved()}", file=options.stderr)
     if fmt == "json":
         json.dump({"images": [r.to_json() for r in resolved]}, options.stdout, indent=2)
         options.stdout.write("\n")
     else:
         for item in resolved:
             options.stdout.write(_text(item, options))
-    return 2 if failed else 0
+    return 2 if failed else 1 if unserved else 0
 
 
 def _text(item: Resolved, options: Options) -> str:
@@ -45,6 +52,8 @@ def _text(item: Resolved, options: Options) -> str:
     elif item.tag_kind.value == "moving":
         kind += ", no frozen tag serves this digest"
     lines.append(f"  tag         {kind}")
+    if not item.tag_served:
+        lines.append(f"  not served  {item.unserved()}")
     for platform, digest in sorted(item.platforms.items()):
         lines.append(f"  platform    {platform} {digest}")
     if item.evidence is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+from pinguard.findings import shown
 from pinguard.options import Options
 from pinguard.scanning import each_file, quiet_collector
 from pinguard.sources.base import Found
@@ -41,5 +42,5 @@ def _json(item: Found) -> dict[str, object]:
 def _text(item: Found) -> str:
     where = f"{item.path}:{item.line}:{item.column}"
     if item.reference is None:
-        return f"{where}: {item.value} ({item.source}): not resolvable: {item.problem}"
+        return f"{where}: {shown(item.value)} ({item.source}): not resolvable: {shown(item.problem or '')}"
     return f"{where}: {item.reference} ({item.source})"

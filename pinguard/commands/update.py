@@ -1,7 +1,8 @@
 """`pinguard update [PATH...] [--dry-run] [--format text|markdown]`: move moved tags forward, and say why.
 
 For every moving tag the files under PATH reference and whose tag points to another
-digest now (as `verify` finds it), the tag is resolved anew and the rebuild explained.
+digest now (as `verify` finds it, `moved` or `unserved`), the tag is resolved anew and the
+rebuild explained.
 Then the lock entry and every pinned reference to that name:tag are replaced in one
 all-or-nothing step; references without a digest are left to `pin`.
 """
@@ -19,6 +20,10 @@ from pinguard.registry.client import RegistryClient
 from pinguard.rewrite import commit, tree_roots, unified_diff
 from pinguard.scanning import ScannedFile, scan_for_writing
 from pinguard.verification import Status, check_with_progress, deadline_lines, read_lock
+
+# What `update` moves forward to where the tag points now: a tag that moved, and one locked at a
+# digest it did not point to (the policy's `tag-digest-mismatch: {lock: digest}`), which updating ends.
+_MOVED = (Status.MOVED, Status.UNSERVED)
 
 
 def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: str = "text") -> int:
@@ -74,7 +79,7 @@ def _lock_file(options: Options, lock: Lock) -> TextFile:
 def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Options) -> list[explain.Rebuild] | None:
     """Each moved candidate explained; None (reported) when any cannot be checked."""
     verdicts = check_with_progress(candidates, client, options)
-    failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, Status.MOVED)]
+    failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, *_MOVED)]
     for verdict in failed:
         if not isinstance(verdict.error, DeadlinePassed):
             print(f"pinguard: {verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}",
@@ -85,7 +90,7 @@ def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Opti
         print("pinguard: nothing written", file=options.stderr)
         return None
     moved = [(verdict.entry, LockEntry.from_resolved(verdict.current))
-             for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
+             for verdict in verdicts if verdict.status in _MOVED and verdict.current is not None]
     new = _with_provenance(client, moved, options)
     if new is None:
         return None

@@ -36,15 +36,17 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
         print(f"pinguard: error: {line}", file=options.stderr)
     if counts[Status.ERROR]:
         return 2
-    failed = counts[Status.MISSING] or counts[Status.MISMATCH] or (fail_on_moved and counts[Status.MOVED]) or any(
-        verdict.provenance for verdict in verdicts)
+    failed = counts[Status.MISSING] or counts[Status.MISMATCH] or counts[Status.UNSERVED] or (
+        fail_on_moved and counts[Status.MOVED]) or any(verdict.provenance for verdict in verdicts)
     return 1 if failed else 0
 
 
 def _text(verdict: Verdict) -> str:
     entry = verdict.entry
     line = f"{verdict.status.value:<8} {entry.name}:{entry.tag} {entry.digest}"
-    if verdict.status is Status.MOVED and verdict.current is not None:
+    if verdict.status in (Status.MOVED, Status.UNSERVED) and verdict.current is not None:
         frozen = verdict.current.frozen_tag
-        return f"{line} -> {verdict.current.digest}" + (f" ({frozen})" if frozen else "")
+        moved = f"{line} -> {verdict.current.digest}" + (f" ({frozen})" if frozen else "")
+        never = ": the tag did not point to the locked digest when it was locked either"
+        return moved + (never if verdict.status is Status.UNSERVED else "")
     return f"{line}: {verdict.message}" if verdict.message else line

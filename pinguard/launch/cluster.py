@@ -15,13 +15,13 @@ Imported only by `run` and `audit`, when they reach a cluster: the `kubernetes` 
 """
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pinguard import untrusted_json
 from pinguard.admission import Source, vap
 from pinguard.errors import PinguardError
 from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
@@ -101,8 +101,12 @@ class Kube:
                 response = self._core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)
             else:
                 response = self._core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
-            items: list[dict[str, Any]] = json.loads(response.data).get("items") or []
-        return items
+            try:
+                listed = untrusted_json.loads(response.data)
+            except ValueError as exc:
+                raise PinguardError(f"listing pods: the API server's answer is not a pod list: {exc}") from None
+        items = listed.get("items") if isinstance(listed, dict) else None
+        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
 def connect(env: Mapping[str, str]) -> Kube:
@@ -132,7 +136,7 @@ def _calling(what: str, hint: str = "") -> Iterator[None]:
         yield
     except ApiException as exc:
         try:
-            message = json.loads(exc.body).get("message") or ""
+            message = untrusted_json.loads(exc.body).get("message") or ""
         except (TypeError, ValueError, AttributeError):  # no body, or not a Status
             message = ""
         why = f"{exc.status} {exc.reason}{f': {message}' if message else ''}"
@@ -368,8 +372,8 @@ def _stop(launched: _Launched, problems: Sequence[Report]) -> int:
 def _confirm(launched: _Launched, pod: Mapping[str, Any], allowed: Sequence[Report]) -> None:
     """Say what a pod that started runs: the locked digests, then each sidecar the policy allows."""
     excused = {report.container for report in allowed}
-    runs = ", ".join(f"{name} runs {image_id_digest(image_id)}" for name, _, image_id in containers(pod)
-                     if name not in excused)
+    runs = ", ".join(f"{container.name} runs {image_id_digest(container.image_id)}" for container in containers(pod)
+                     if container.name not in excused)
     launched.say(f"pod {pod['metadata']['name']}: {runs} (locked)")
     for report in allowed:
         launched.say(str(report))

@@ -5,7 +5,9 @@ Pods are the JSON the API serves (`metadata`, `spec`, `status`), so `run`'s watc
 sidecar the policy allows (`sidecars:` entries, globs on its name and image): a
 service-mesh proxy or a secrets agent injected into the pod by a webhook. It is
 reported as allowed, never confirmed as locked; and a container the manifest itself
-declares is never excused so. The standard library and pinguard's own modules only.
+declares is never excused so, nor is an ephemeral container (`kubectl debug` adds one
+to a running pod, on any image: no webhook injects it). Init and ephemeral containers
+are judged as the others are. The standard library and pinguard's own modules only.
 """
 from __future__ import annotations
 
@@ -25,6 +27,19 @@ NOT_ALLOWED = "sidecar-not-allowed"  # a container the manifest does not declare
 ALLOWED = "allowed-sidecar"
 
 
+CONTAINER, INIT, EPHEMERAL = "container", "init container", "ephemeral container"
+# Where a pod lists each kind of container and the status of each: (spec key, status key, kind).
+_KINDS = (("initContainers", "initContainerStatuses", INIT), ("containers", "containerStatuses", CONTAINER),
+          ("ephemeralContainers", "ephemeralContainerStatuses", EPHEMERAL))
+
+
+class Container(NamedTuple):
+    name: str
+    image: str  # as the pod spec names it
+    image_id: str  # as the kubelet reports it; empty before the container was created
+    kind: str  # CONTAINER, INIT or EPHEMERAL
+
+
 @dataclass(frozen=True)
 class Report:
     """One container whose image the lock does not vouch for, with the evidence."""
@@ -36,13 +51,14 @@ class Report:
     image_id: str  # as the kubelet reports it; empty before the container was created
     problem: str  # UNPINNED, NOT_LOCKED, NOT_ALLOWED, or ALLOWED for a sidecar the policy lets run
     message: str
+    kind: str = CONTAINER  # CONTAINER, INIT or EPHEMERAL
 
     def to_json(self) -> dict[str, str]:
-        return {"namespace": self.namespace, "pod": self.pod, "container": self.container, "image": self.image,
-                "image_id": self.image_id, "problem": self.problem, "message": self.message}
+        return {"namespace": self.namespace, "pod": self.pod, "container": self.container, "kind": self.kind,
+                "image": self.image, "image_id": self.image_id, "problem": self.problem, "message": self.message}
 
     def __str__(self) -> str:
-        return f"{self.namespace}/{self.pod} container {self.container}: {self.message} [{self.problem}]"
+        return f"{self.namespace}/{self.pod} {self.kind} {self.container}: {self.message} [{self.problem}]"
 
 
 class Judged(NamedTuple):
@@ -60,20 +76,29 @@ def locked_entries(lock: Lock, reference: Reference) -> list[LockEntry]:
     return [entry for entry in lock if entry.name == reference.name]
 
 
-def containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
-    """(name, image, imageID) of every container and init container of a pod."""
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    image_ids = {s.get("name"): str(s.get("imageID") or "")
-                 for key in ("initContainerStatuses", "containerStatuses") for s in status.get(key) or []}
-    for key in ("initContainers", "containers"):
-        for container in spec.get(key) or []:
+def containers(pod: Mapping[str, Any]) -> Iterator[Container]:
+    """Every init, regular and ephemeral container of a pod, each with the imageID its status reports."""
+    spec, status = _mapping(pod, "spec"), _mapping(pod, "status")
+    for spec_key, status_key, kind in _KINDS:
+        image_ids = {s.get("name"): str(s.get("imageID") or "") for s in _mappings(status, status_key)}
+        for container in _mappings(spec, spec_key):
             name = str(container.get("name", ""))
-            yield name, str(container.get("image", "")), image_ids.get(name, "")
+            yield Container(name, str(container.get("image", "")), image_ids.get(name, ""), kind)
+
+
+def _mapping(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = parent.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _mappings(parent: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    value = parent.get(key)
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
 def started(pod: Mapping[str, Any]) -> bool:
     """Whether every container of the pod has reported the image it runs."""
-    return all(image_id for _, _, image_id in containers(pod))
+    return all(container.image_id for container in containers(pod))
 
 
 def judge(pod: Mapping[str, Any], lock: Lock, sidecars: Sequence[Sidecar] = (),
@@ -85,15 +110,15 @@ def judge(pod: Mapping[str, Any], lock: Lock, sidecars: Sequence[Sidecar] = (),
     container one of `sidecars` matches is allowed instead, unless `declared` (the
     container names of the manifest `run` launched) names it; one it does not name and
     no entry allows gets one more report, saying how to allow it. Without `declared`
-    (`audit`), any container may be allowed.
+    (`audit`), any container but an ephemeral one may be allowed.
     """
-    metadata = pod.get("metadata") or {}
+    metadata = _mapping(pod, "metadata")
     namespace, pod_name = str(metadata.get("namespace", "")), str(metadata.get("name", ""))
     judged = Judged([], [])
-    for name, image, image_id in containers(pod):
-        reports = [Report(namespace, pod_name, name, image, image_id, problem, message)
+    for name, image, image_id, kind in containers(pod):
+        reports = [Report(namespace, pod_name, name, image, image_id, problem, message, kind)
                    for problem, message in _unlocked(image, image_id, lock)]
-        if not reports or (declared is not None and name in declared):
+        if not reports or kind == EPHEMERAL or (declared is not None and name in declared):
             judged.problems.extend(reports)
             continue
         entry = next((sidecar for sidecar in sidecars if sidecar.allows(name, image)), None)
@@ -101,12 +126,12 @@ def judge(pod: Mapping[str, Any], lock: Lock, sidecars: Sequence[Sidecar] = (),
             runs = f"runs {image_id}" if image_id else "has not started"
             judged.allowed.append(Report(namespace, pod_name, name, image, image_id, ALLOWED,
                                          f"allowed by policy (sidecars entry {entry}): image `{image}` {runs}, "
-                                         "which the lock does not vouch for"))
+                                         "which the lock does not vouch for", kind))
             continue
         judged.problems.extend(reports)
         if declared is not None:
             judged.problems.append(Report(namespace, pod_name, name, image, image_id, NOT_ALLOWED,
-                                          _how_to_allow(name, image, sidecars)))
+                                          _how_to_allow(name, image, sidecars), kind))
     return judged
 
 

@@ -84,6 +84,9 @@ class Job:
             env = yaml.safe_load(text) if text else None
         except yaml.YAMLError as exc:
             env = exc
+        except RecursionError:
+            raise PinguardError(f"{self.kind} {self.name}: annotation {RUNTIME_ENV_ANNOTATION}: nested too "
+                                "deeply") from None
         if env is not None and not isinstance(env, dict):
             raise PinguardError(f"{self.kind} {self.name}: annotation {RUNTIME_ENV_ANNOTATION}: expected a YAML "
                                 f"mapping{f' ({env})' if isinstance(env, yaml.YAMLError) else ''}")
@@ -146,6 +149,8 @@ def render(gated: Gated, namespace: str | None) -> Job:
         documents = [document for document in yaml.safe_load_all(text) if document is not None]
     except yaml.YAMLError as exc:  # what the scan's parser accepts but no object can hold (a list as a key)
         raise PinguardError(f"{path}: {exc}") from None
+    except RecursionError:  # the pure-Python loader recurses per level, where the scan's libyaml did not
+        raise PinguardError(f"{path}: nested too deeply") from None
     kinds = [d.get("kind") if isinstance(d, dict) else None for d in documents]
     if len(documents) != 1 or kinds[0] not in PLURALS or not str(documents[0].get("apiVersion")).startswith(
             GROUP + "/"):

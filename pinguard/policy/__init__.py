@@ -131,9 +131,11 @@ def for_command(named: Sequence[Path], default: str = "default", *, project: boo
 def load(paths: Iterable[Path]) -> Policy:
     """The policy from these files, later ones overriding earlier ones."""
     merged = _nothing()
+    read = []
     for path in paths:
         _merge(merged, _read(path, seen=()))
-    return _validated(merged)
+        read.append(str(path))
+    return _validated(merged, ", ".join(read))
 
 
 def preset(name: str) -> Path:
@@ -319,7 +321,10 @@ def _check_option(path: Path, rule: str, option: str, value: object) -> None:
     if expected is None:
         known = ", ".join(["level", *RULES[rule].CONF]) or "level"
         raise PolicyError(f"{where}: unknown option (known: {known})")
-    if expected == [str]:
+    if isinstance(expected, tuple):
+        if value not in expected:
+            raise PolicyError(f"{where}: expected one of {', '.join(expected)}, got {value!r}")
+    elif expected == [str]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise PolicyError(f"{where}: expected a list of strings")
     elif not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
@@ -337,8 +342,13 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     into["sidecars"].extend(other["sidecars"])
 
 
-def _validated(merged: Mapping[str, Any]) -> Policy:
+def _validated(merged: Mapping[str, Any], paths: str) -> Policy:
     rules = {rule: {**module.DEFAULT, **merged["rules"].get(rule, {})} for rule, module in RULES.items()}
+    for rule, conf in rules.items():  # options that only make sense together, judged once files are merged
+        conf_problem = getattr(RULES[rule], "conf_problem", None)
+        problem = conf_problem(conf) if conf_problem is not None and conf["level"] != "off" else None
+        if problem is not None:
+            raise PolicyError(f"invalid policy {paths}: rules.{rule}: {problem}")
     provenance = merged["provenance"]
     trust = Trust(tuple(provenance.get("keys", ())), provenance.get("trusted-root"),
                   tuple(provenance.get("notation-certs", ())))

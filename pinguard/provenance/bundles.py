@@ -51,8 +51,9 @@ def verify_bundle(artifact: Artifact, subject_digest: str, trust: Trust) -> Sign
     try:
         identity, issuer = _verify(artifact, subject_digest, trust)
     except (Unreadable, Unverified) as problem:
-        return Signature(kind="sigstore", identity=None, issuer=None, verified=False, problem=str(problem))
-    return Signature(kind="sigstore", identity=identity, issuer=issuer, verified=True)
+        return Signature(kind="sigstore", identity=None, issuer=None, verified=False, problem=str(problem),
+                         subject=subject_digest)
+    return Signature(kind="sigstore", identity=identity, issuer=issuer, verified=True, subject=subject_digest)
 
 
 def _verify(artifact: Artifact, subject_digest: str, trust: Trust) -> tuple[str | None, str | None]:

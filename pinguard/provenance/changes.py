@@ -4,22 +4,21 @@ Standard library only, like the model it compares.
 """
 from __future__ import annotations
 
-from pinguard.provenance.model import Evidence
+from pinguard.provenance.model import OUTDATED, Build, Evidence, Signature
 
 
 def lost(before: Evidence, now: Evidence) -> list[str]:
     """What held when the image was locked and no longer does: `verify` findings for the same digest."""
-    problems: list[str] = []
-    verified_now = {(s.kind, s.identity, s.issuer) for s in now.signatures if s.verified}
+    problems = [f"its provenance was {OUTDATED}"] if before.outdated else []
+    verified_now = {_signer(s) for s in now.signatures if s.verified}
     for signature in before.signatures:
-        if signature.verified and (signature.kind, signature.identity, signature.issuer) not in verified_now:
-            same = (s for s in now.signatures if (s.kind, s.identity) == (signature.kind, signature.identity))
-            why = next((s.problem for s in same if s.problem), "it is no longer found")
-            problems.append(f"the {signature.kind} signature by {signature.identity} no longer verifies: {why}")
+        if signature.verified and signature.subject is not None and _signer(signature) not in verified_now:
+            problems.append(_signature_lost(signature, now))
     if _builds(before) != _builds(now):
         problems.append(f"its provenance changed: {_describe(before)} -> {_describe(now)}")
-    if {s.digest for s in before.sboms} - {s.digest for s in now.sboms}:
-        problems.append("an SBOM recorded in the lock is no longer found")
+    recorded = {(s.digest, s.subject) for s in before.sboms if s.subject is not None}
+    if recorded - {(s.digest, s.subject) for s in now.sboms}:
+        problems.append("an SBOM the lock records is not found at the registry" + _unread(now))
     return problems
 
 
@@ -37,16 +36,38 @@ def differences(before: Evidence | None, now: Evidence | None) -> list[tuple[str
     return [row for row in rows if row[1] != row[2]]
 
 
-def _builds(evidence: Evidence) -> set[tuple[str | None, str | None, str | None, bool]]:
-    return {(b.builder, b.source, b.revision, b.subject_matches) for b in evidence.builds}
+def _signer(signature: Signature) -> tuple[str, str | None, str | None, str | None]:
+    return (signature.kind, signature.identity, signature.issuer, signature.subject)
+
+
+def _signature_lost(signature: Signature, now: Evidence) -> str:
+    """Why a signature the lock records as verified is not verified now."""
+    what = f"the {signature.kind} signature by {signature.identity}"
+    same = (s for s in now.signatures if (s.kind, s.identity, s.subject) == (
+        signature.kind, signature.identity, signature.subject))
+    problem = next((s.problem for s in same if s.problem), None)
+    if problem is not None:
+        return f"{what} on {signature.subject} no longer verifies: {problem}"
+    return f"{what} on {signature.subject} is recorded in the lock but not found at the registry{_unread(now)}"
+
+
+def _unread(now: Evidence) -> str:
+    return f" ({now.unread})" if now.unread else ""
+
+
+def _builds(evidence: Evidence) -> set[tuple[str | None, str | None, str | None, str, bool, bool, str | None]]:
+    return {(b.builder, b.source, b.revision, b.subject, b.subject_matches, b.signed, b.problem)
+            for b in evidence.builds}
 
 
 def _describe(evidence: Evidence) -> str:
-    builds = sorted(_builds(evidence), key=str)
-    if not builds:
-        return "none"
-    return "; ".join(f"{builder or '?'} from {source or '?'}@{revision or '?'}"
-                     for builder, source, revision, _ in builds)
+    return "; ".join(sorted({_build(build) for build in evidence.builds})) or "none"
+
+
+def _build(build: Build) -> str:
+    signed = "signed" if build.signed else "signature failed" if build.failed else "unsigned"
+    return (f"{build.builder or '?'} from {build.source or '?'}@{build.revision or '?'} "
+            f"({signed}, about {build.subject})")
 
 
 def _field(evidence: Evidence | None, name: str) -> str:
@@ -65,5 +86,3 @@ def _signers(evidence: Evidence | None) -> str:
 
 def _count(evidence: Evidence | None, name: str) -> str:
     return "not checked" if evidence is None else str(len(getattr(evidence, name)))
-
-

@@ -19,6 +19,13 @@ the referrers API (or the tag list and a HEAD per tag) again. Layers over the si
 limit, referrers that vanished since they were listed and manifests that cannot be
 read are skipped, each with a note.
 
+Everything fetched for one image, referrer manifests and layers, is held until the image's
+evidence is read (and the client's cache keeps it), so it shares one byte budget
+(`MAX_BYTES`): a manifest or layer whose declared size does not fit what is left is not
+fetched, and what is fetched counts at the size it came in, so a registry that lies about
+sizes overruns the budget by one response at most (the client's cap on a body) and then
+gets no more requests for it. What the budget left unread is said in `Discovered.unread`.
+
 `Artifact.artifact_type` is the manifest's artifactType, else its config's media type
 when that is not an image config's (the OCI 1.1 rule), else its layers' media type, as
 for cosign's tag scheme. The artifact types cosign and BuildKit give referrers (they
@@ -54,6 +61,7 @@ SBOMS = "sboms"  # SBOM documents on their own (cosign's `.sbom`, referrers of a
 EVERY_KIND = frozenset({SIGNATURES, ATTESTATIONS, SBOMS})
 
 MAX_LAYER_BYTES = CONTENT_LIMIT  # the most the client reads of any blob
+MAX_BYTES = 64 << 20  # fetched in all for one image, its index and every platform's referrers together
 MAX_REFERRERS = 32  # fetched per subject and source: each costs requests
 MAX_LAYERS = 16  # fetched per artifact
 
@@ -91,23 +99,54 @@ _REFERENCE_DIGEST = "vnd.docker.reference.digest"
 class Discovered:
     artifacts: tuple[Artifact, ...]
     notes: tuple[str, ...]  # what was found but left out, and why
+    unread: str | None = None  # what the byte budget left unread; None: nothing
 
 
 def discover(client: RegistryClient, registry: str, repository: str, index_digest: str,
              platform_digests: Iterable[str], wanted: Collection[str] = EVERY_KIND, *,
              max_layer_bytes: int = MAX_LAYER_BYTES) -> Discovered:
     """The artifacts of the `wanted` kinds that refer to a locked image: its index (or its only
-    manifest) and its platform manifests. Registry faults raise; what is only absent does not."""
+    manifest) and its platform manifests, `MAX_BYTES` of them at most. Registry faults raise;
+    what is only absent does not."""
     unknown = set(wanted) - EVERY_KIND
     if unknown:
         raise ValueError(f"unknown kinds {sorted(unknown)}: expected some of {sorted(EVERY_KIND)}")
-    search = _Search(client, registry, repository, frozenset(wanted), max_layer_bytes)
+    search = _Search(client, registry, repository, frozenset(wanted), max_layer_bytes, _Budget(MAX_BYTES))
     platforms = [digest for digest in dict.fromkeys(platform_digests) if digest != index_digest]
     for subject in (index_digest, *platforms):
         search.referrers_of(subject)
     if ATTESTATIONS in wanted and platforms:
         search.index_attestations(index_digest, platforms)
-    return Discovered(tuple(search.artifacts), tuple(search.notes))
+    return Discovered(tuple(search.artifacts), tuple(search.notes), search.budget.unread())
+
+
+class _Budget:
+    """The bytes one image's search may hold, and what it left unread for want of them."""
+
+    def __init__(self, total: int) -> None:
+        self._total = total
+        self._left = total
+        self._refused = 0
+
+    def affords(self, declared: int | None) -> bool:
+        """Whether something of `declared` size (None: not said) may be fetched; what may not is counted."""
+        if self._left <= 0 or (declared is not None and declared > self._left):
+            self._refused += 1
+            return False
+        return True
+
+    def spend(self, fetched: int) -> bool:
+        """Count bytes fetched; False when they overran what was left (they are then not kept)."""
+        self._left -= fetched
+        if self._left < 0:
+            self._refused += 1
+            return False
+        return True
+
+    def unread(self) -> str | None:
+        if not self._refused:
+            return None
+        return f"{self._refused} referrer manifests or layers left unread: over the {self._total}-byte budget"
 
 
 class _Unreadable(Exception):
@@ -118,12 +157,13 @@ class _Search:
     """One image's discovery: what was found so far, and the notes on what was left out."""
 
     def __init__(self, client: RegistryClient, registry: str, repository: str, wanted: frozenset[str],
-                 max_layer_bytes: int) -> None:
+                 max_layer_bytes: int, budget: _Budget) -> None:
         self._client = client
         self._registry = registry
         self._repository = repository
         self._wanted = wanted
         self._max_layer_bytes = max_layer_bytes
+        self.budget = budget
         self._seen: set[tuple[str, str]] = set()  # (subject, manifest digest)
         self.artifacts: list[Artifact] = []
         self.notes: list[str] = []
@@ -143,7 +183,7 @@ class _Search:
         for entry in index.descriptors():
             attested = entry.annotations.get(_REFERENCE_DIGEST, "")
             if entry.annotations.get(_REFERENCE_TYPE) == "attestation-manifest" and attested in platforms:
-                body = self._manifest(attested, entry.digest, "index")
+                body = self._manifest(attested, entry.digest, "index", entry.size)
                 if body is not None:
                     self._add(attested, body, "index")
 
@@ -175,11 +215,14 @@ class _Search:
             self._follow(subject, listed, "tag")
 
     def _tagged(self, tag: str) -> ManifestBody | None:
-        """What `tag` points to; None if it went since the tags were listed."""
+        """What `tag` points to; None if it went since the tags were listed, or the budget is spent."""
+        if not self.budget.affords(None):
+            return None
         try:
-            return self._client.manifest_for_tag(self._registry, self._repository, tag)
+            body = self._client.manifest_for_tag(self._registry, self._repository, tag)
         except NotFound:
             return None
+        return body if self.budget.spend(len(body.data)) else None
 
     def _follow(self, subject: str, listed: Sequence[Descriptor], found_by: str) -> None:
         chosen = [entry for entry in listed if self._may_be_wanted(entry.artifact_type)]
@@ -189,7 +232,7 @@ class _Search:
             if entry.media_type in INDEX_TYPES:
                 self.notes.append(f"{subject}: referrer {entry.digest} ({found_by}) is an index: not read")
                 continue
-            body = self._manifest(subject, entry.digest, found_by)
+            body = self._manifest(subject, entry.digest, found_by, entry.size)
             if body is not None:
                 self._add(subject, body, found_by)
 
@@ -197,12 +240,15 @@ class _Search:
         """Whether a listed referrer is worth fetching: of a wanted kind, or of a type not given."""
         return artifact_type is None or _kind(artifact_type, artifact_type) in self._wanted
 
-    def _manifest(self, subject: str, digest: str, found_by: str) -> ManifestBody | None:
+    def _manifest(self, subject: str, digest: str, found_by: str, declared: int) -> ManifestBody | None:
+        if not self.budget.affords(declared):
+            return None
         try:
-            return self._client.cached_manifest(self._registry, self._repository, digest)
+            body = self._client.cached_manifest(self._registry, self._repository, digest)
         except NotFound:
             self.notes.append(f"{subject}: referrer {digest} ({found_by}) is listed but not served: skipped")
             return None
+        return body if self.budget.spend(len(body.data)) else None
 
     def _add(self, subject: str, body: ManifestBody, found_by: str) -> None:
         if (subject, body.digest) in self._seen:
@@ -243,12 +289,15 @@ class _Search:
                 self.notes.append(f"{subject}: layer {layer.digest} of referrer {manifest} is {layer.size} bytes, "
                                   f"over the {self._max_layer_bytes}-byte limit: not fetched")
                 continue
+            if not self.budget.affords(layer.size):
+                continue
             try:
                 data = self._client.cached_blob(self._registry, self._repository, layer.digest)
             except NotFound:
                 self.notes.append(f"{subject}: layer {layer.digest} of referrer {manifest} is not served: skipped")
                 continue
-            fetched.append(Layer(layer.media_type, layer.digest, layer.annotations, data))
+            if self.budget.spend(len(data)):
+                fetched.append(Layer(layer.media_type, layer.digest, layer.annotations, data))
         return tuple(fetched)
 
 

@@ -28,8 +28,8 @@ def gather(client: RegistryClient, name: str, digest: str, platforms: Mapping[st
     reference = parse(name)
     found = discovery.discover(client, reference.registry, reference.repository, digest, platforms.values())
     builds: dict[tuple[str, str], Build] = {}
-    sboms: dict[str, Sbom] = {}
-    verified: dict[Signature, None] = {}  # a signature found twice (index and platform) is one
+    sboms: dict[tuple[str, str | None], Sbom] = {}
+    verified: dict[Signature, None] = {}  # a signature found twice for one subject is one
     notes = list(found.notes)
     for artifact in found.artifacts:
         if artifact.artifact_type == SIGSTORE_BUNDLE:
@@ -38,11 +38,11 @@ def gather(client: RegistryClient, name: str, digest: str, platforms: Mapping[st
         verified.update(dict.fromkeys(signatures.verify(artifact, artifact.subject, trust)))
         read = statements.read(artifact, artifact.subject, trust)
         builds.update(((build.statement_digest, build.subject), build) for build in read.builds)
-        sboms.update((sbom.digest, sbom) for sbom in read.sboms)
+        sboms.update(((sbom.digest, sbom.subject), sbom) for sbom in read.sboms)
         notes.extend(read.problems)
     for note in notes:
         _log.debug("%s@%s: %s", name, digest, note)
-    return Evidence(utc_now(), tuple(builds.values()), tuple(verified), tuple(sboms.values()))
+    return Evidence(utc_now(), tuple(builds.values()), tuple(verified), tuple(sboms.values()), found.unread)
 
 
 def gather_all(client: RegistryClient, images: list[tuple[str, str, Mapping[str, str]]],

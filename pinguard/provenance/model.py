@@ -16,6 +16,10 @@ SIGSTORE_BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 NOTATION_SIGNATURE = "application/vnd.cncf.notary.signature"
 IN_TOTO = "application/vnd.in-toto+json"
 
+# Why evidence recorded before it named its subjects vouches for nothing, and how to record it again.
+OUTDATED = ("recorded by an older pinguard, without the image each signature and SBOM is about: "
+            "run `pinguard lock --provenance` to look again")
+
 SLSA_V02 = "https://slsa.dev/provenance/v0.2"
 SLSA_V1 = "https://slsa.dev/provenance/v1"
 SPDX = "https://spdx.dev/Document"
@@ -59,7 +63,13 @@ class Build:
     statement_digest: str  # the digest of the statement (or DSSE envelope) bytes
     subject: str  # the digest the statement says it is about
     subject_matches: bool  # whether that is the manifest it was found for
-    signed: bool = False  # inside a DSSE envelope whose signature verified
+    signed: bool = False  # inside a DSSE envelope whose signature a trusted cosign key verified
+    problem: str | None = None  # why its DSSE envelope's signature did not verify; None: verified, or unsigned
+
+    @property
+    def failed(self) -> bool:
+        """Signed, but not by a trusted key: never counts, even where unsigned provenance does."""
+        return self.problem is not None
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,7 @@ class Signature:
     issuer: str | None  # the OIDC issuer (sigstore), the certificate's issuer (notation)
     verified: bool
     problem: str | None = None  # why it did not verify
+    subject: str | None = None  # the digest it signs (the index's, or a platform manifest's); None: not recorded
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,7 @@ class Sbom:
     predicate_type: str
     digest: str  # of the statement (or document) bytes
     packages: int
+    subject: str | None = None  # the digest it describes (the index's, or a platform manifest's); None: not recorded
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,12 @@ class Evidence:
     builds: tuple[Build, ...] = ()
     signatures: tuple[Signature, ...] = ()
     sboms: tuple[Sbom, ...] = ()
+    unread: str | None = None  # what the search left unread at its byte budget; None: nothing
+
+    @property
+    def outdated(self) -> bool:
+        """Recorded before evidence named its subject: it vouches for no image until looked for again."""
+        return any(s.subject is None for s in self.signatures) or any(s.subject is None for s in self.sboms)
 
 
 @dataclass(frozen=True)

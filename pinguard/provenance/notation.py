@@ -96,14 +96,14 @@ def verify_notation(layer: Layer, subject: str, anchors: frozenset[bytes], now: 
             for moment in times:
                 _check_valid(certificate, moment)
     except (Unreadable, Unverified) as why:
-        return _notation_signature(leaf, str(why))
-    return _notation_signature(leaf, None)
+        return _notation_signature(leaf, subject, str(why))
+    return _notation_signature(leaf, subject, None)
 
 
-def _notation_signature(leaf: x509.Certificate | None, problem: str | None) -> Signature:
+def _notation_signature(leaf: x509.Certificate | None, subject: str, problem: str | None) -> Signature:
     identity = _name(leaf.subject) if leaf else None
     issuer = _name(leaf.issuer) if leaf else None
-    return Signature("notation", identity, issuer, problem is None, problem)
+    return Signature("notation", identity, issuer, problem is None, problem, subject)
 
 
 def _read_jws(data: bytes) -> _Jws:

@@ -50,7 +50,8 @@ def verify(artifact: Artifact, subject_digest: str, trust: Trust, now: datetime 
         elif artifact.artifact_type == NOTATION_SIGNATURE and layer.media_type == NOTATION_JWS:
             signatures.append(verify_notation(layer, subject_digest, anchors(trust), moment))
         elif artifact.artifact_type == NOTATION_SIGNATURE and layer.media_type == NOTATION_COSE:
-            signatures.append(Signature("notation", None, None, False, "COSE envelopes are not supported"))
+            signatures.append(Signature("notation", None, None, False, "COSE envelopes are not supported",
+                                        subject_digest))
     return signatures
 
 
@@ -108,8 +109,8 @@ def _cosign(layer: Layer, subject: str, keys: dict[str, CosignKey]) -> Signature
             raise Unverified("the signed payload is not a cosign container image signature")
         check_signs(member(payload, "critical", "image", "docker-manifest-digest"), subject)
     except (Unreadable, Unverified) as why:
-        return Signature("cosign", signer, None, False, str(why))
-    return Signature("cosign", signer, None, True)
+        return Signature("cosign", signer, None, False, str(why), subject)
+    return Signature("cosign", signer, None, True, subject=subject)
 
 
 def _cosign_signer(keys: dict[str, CosignKey], signature: bytes, data: bytes) -> str:
@@ -133,10 +134,11 @@ class Dsse:
     payload_type: str
     payload: bytes
     signer: str | None  # the id of the trusted cosign key whose signature verified, if any
+    problem: str | None = None  # why none verified, when it carries signatures; None: signed, or unsigned
 
 
 def open_dsse(data: bytes, trust: Trust) -> Dsse:
-    """A DSSE envelope's payload, and which trusted cosign key signed it; raises `Unreadable`."""
+    """A DSSE envelope's payload, and which trusted cosign key signed it (or why none did); raises `Unreadable`."""
     envelope = load_json(data, "the DSSE envelope")
     payload_type = member(envelope, "payloadType")
     encoded = member(envelope, "payload")
@@ -152,7 +154,11 @@ def open_dsse(data: bytes, trust: Trust) -> Dsse:
             signer = signed_by(keys, base64_bytes(sig, "a DSSE signature", url=_is_url_safe(sig)), signed)
             if signer:
                 return Dsse(payload_type, payload, signer)
-    return Dsse(payload_type, payload, None)
+    if not entries:
+        return Dsse(payload_type, payload, None)
+    if not keys:
+        return Dsse(payload_type, payload, None, "no cosign key was given to verify its signature with")
+    return Dsse(payload_type, payload, None, f"none of the {len(keys)} trusted cosign keys verifies its signature")
 
 
 def pae(payload_type: str, payload: bytes) -> bytes:

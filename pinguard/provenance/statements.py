@@ -1,7 +1,8 @@
 """Reading in-toto statements: SLSA provenance (who built an image, from what) and SBOMs (what it holds).
 
-A statement comes raw (BuildKit's attestation layers, `application/vnd.in-toto+json`) or inside a
-DSSE envelope (cosign attestations), whose signature counts when a trusted cosign key made it. SBOMs
+A statement comes raw (BuildKit's attestation layers, `application/vnd.in-toto+json`: unsigned) or
+inside a DSSE envelope (cosign attestations): signed when a trusted cosign key made one of its
+signatures, else recorded with why none verified, which no policy takes for unsigned. SBOMs
 also come as plain documents (cosign's `.sbom` layers). Everything read is hostile: what cannot be
 read becomes a problem naming the layer, never an exception, and only printable, bounded text is kept.
 """
@@ -55,10 +56,12 @@ def read(artifact: Artifact, expected_subject: str, trust: Trust) -> Statements:
     return _joined(_read_layer(layer, expected_subject, trust) for layer in artifact.layers)
 
 
-def statement(data: bytes, digest: str, expected_subject: str, *, signed: bool = False) -> Statements:
+def statement(data: bytes, digest: str, expected_subject: str, *, signed: bool = False,
+              problem: str | None = None) -> Statements:
     """One in-toto statement (`digest`: of the bytes holding it); raises `Unreadable`.
 
-    Predicate types other than SLSA provenance and SBOMs (vulnerability scans, say) give nothing.
+    `signed` and `problem` say what became of its envelope's signature (`Build`). Predicate
+    types other than SLSA provenance and SBOMs (vulnerability scans, say) give nothing.
     """
     document = load_json(data, "the statement")
     if member(document, "_type") not in STATEMENT_TYPES:
@@ -71,14 +74,14 @@ def statement(data: bytes, digest: str, expected_subject: str, *, signed: bool =
     if predicate_type in (SLSA_V02, SLSA_V1):
         origin = _slsa_v02(predicate) if predicate_type == SLSA_V02 else _slsa_v1(predicate)
         build = Build(str(predicate_type), *origin, statement_digest=digest, subject=subject,
-                      subject_matches=matches, signed=signed)
+                      subject_matches=matches, signed=signed, problem=problem)
         return Statements(builds=(build,))
     kind = _sbom_kind(predicate_type)
     if kind is None:
         return Statements()
     if not matches:
         raise Unreadable(f"an SBOM about {subject}, not this image")
-    return Statements(sboms=(Sbom(kind, digest, _packages(kind, predicate)),))
+    return Statements(sboms=(Sbom(kind, digest, _packages(kind, predicate), subject),))
 
 
 def _read_layer(layer: Layer, expected_subject: str, trust: Trust) -> Statements:
@@ -93,8 +96,9 @@ def _read_layer(layer: Layer, expected_subject: str, trust: Trust) -> Statements
             envelope = open_dsse(layer.data, trust)
             if envelope.payload_type != IN_TOTO:
                 raise Unreadable("the DSSE envelope does not hold an in-toto statement")
-            return statement(envelope.payload, layer.digest, expected_subject, signed=envelope.signer is not None)
-        return Statements(sboms=(_document(layer),))
+            return statement(envelope.payload, layer.digest, expected_subject, signed=envelope.signer is not None,
+                             problem=envelope.problem)
+        return Statements(sboms=(_document(layer, expected_subject),))
     except Unreadable as why:
         return Statements(problems=(f"{layer.digest}: {why}",))
 
@@ -219,12 +223,12 @@ def _sbom_kind(predicate_type: object) -> str | None:
     return None
 
 
-def _document(layer: Layer) -> Sbom:
-    """An SBOM stored as it is, by its media type."""
+def _document(layer: Layer, subject: str) -> Sbom:
+    """An SBOM stored as it is, by its media type, about the manifest it was found for."""
     if layer.media_type == SPDX_TEXT:
-        return Sbom(SPDX, layer.digest, _tag_value_packages(layer.data))
+        return Sbom(SPDX, layer.digest, _tag_value_packages(layer.data), subject)
     kind = SPDX if layer.media_type == SPDX_JSON else CYCLONEDX
-    return Sbom(kind, layer.digest, _packages(kind, load_json(layer.data, "the SBOM")))
+    return Sbom(kind, layer.digest, _packages(kind, load_json(layer.data, "the SBOM")), subject)
 
 
 def _packages(kind: str, document: object) -> int:

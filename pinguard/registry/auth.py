@@ -17,19 +17,22 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 
+from pinguard import untrusted_json
 from pinguard.errors import RegistryError
-from pinguard.registry.bodies import read_body
+from pinguard.registry.bodies import fetch, follow
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.credentials import Credentials
+from pinguard.registry.pacer import Deadline
 from pinguard.registry.settings import TOKEN_LIMIT, RegistrySettings
 
 log = logging.getLogger("pinguard.registry")
 
 _DEFAULT_TOKEN_LIFETIME = 60.0  # the token spec's default when expires_in is absent
+_LONGEST_TOKEN_LIFETIME = 86400.0  # a token said to live longer than a day is treated as if unsaid
 _EXPIRY_MARGIN = 10.0
 _MAX_SCOPES = 50  # scopes asked for in one token request: keeps its URL short
 _MAX_TOKEN_REDIRECTS = 3
@@ -79,10 +82,12 @@ class Authenticator:
         tokens: TokenCache,
         credentials: Callable[[], Credentials | None],
         exchange: Callable[[str, Callable[[], requests.Response]], requests.Response],
+        deadline: Deadline,
     ) -> None:
         self._registry = registry
         self._exchange = exchange  # paces token requests to the registry's own host (ECR Public's realm)
         self._session = session
+        self._deadline = deadline
         self._settings = settings
         self._tokens = tokens
         self._lookup = credentials
@@ -184,9 +189,14 @@ class Authenticator:
         return _parse_token(response, self._registry)
 
     def _check_realm(self, url: str) -> None:
-        plain_allowed = url.startswith("http://") and self._settings.allows_plain_http(urlsplit(url).netloc)
-        if not url.startswith("https://") and not plain_allowed:
-            raise RegistryError(f"{self._registry}: refusing token realm {url!r} (only https, or http on loopback)")
+        try:
+            netloc = urlsplit(url).netloc
+        except ValueError:
+            netloc = ""
+        plain_allowed = url.startswith("http://") and self._settings.allows_plain_http(netloc)
+        if not netloc or (not url.startswith("https://") and not plain_allowed):
+            raise RegistryError(f"{self._registry}: refusing token realm {url[:200]!r} "
+                                "(only https, or http on loopback)")
 
     def _token_request(self, method: str, realm: str, *, secret: bool, form: Mapping[str, object] | None = None,
                        params: Mapping[str, str | list[str]] | None = None,
@@ -199,7 +209,7 @@ class Authenticator:
             location = response.headers.get("Location")
             if response.status_code not in (301, 302, 303, 307, 308) or not location:
                 return response
-            target = urljoin(url, location)
+            target = follow(url, location)
             if secret and urlsplit(target).netloc != urlsplit(realm).netloc:
                 raise RegistryError(f"{self._registry}: the token endpoint {realm} redirected to another host "
                                     f"({urlsplit(target).netloc}); refusing to send credentials there")
@@ -213,22 +223,19 @@ class Authenticator:
     def _token_exchange(self, method: str, url: str, form: Mapping[str, object] | None,
                         params: Mapping[str, str | list[str]] | None,
                         headers: Mapping[str, str] | None) -> requests.Response:
-        response = self._session.request(
-            method, url, data=form, params=params, headers=headers, allow_redirects=False, stream=True,
-            timeout=(self._settings.connect_timeout, self._settings.read_timeout),
-            verify=self._settings.verify_tls(urlsplit(url).netloc),
-        )
-        read_body(response, TOKEN_LIMIT, self._settings.read_timeout)
-        return response
+        return fetch(self._session, method, url, registry=self._registry, settings=self._settings,
+                     deadline=self._deadline, limit=TOKEN_LIMIT, data=form, params=params, headers=headers)
 
 
 def _parse_token(response: requests.Response, registry: str) -> tuple[str, float]:
     try:
-        body = response.json()
+        body = untrusted_json.loads(response.content)
         token = body.get("token") or body.get("access_token")
         lifetime = float(body.get("expires_in") or _DEFAULT_TOKEN_LIFETIME)
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError, OverflowError):
         raise RegistryError(f"{registry}: the token endpoint did not answer JSON with a token") from None
     if not isinstance(token, str) or not token:
         raise RegistryError(f"{registry}: the token endpoint answered without a token")
+    if not 0 < lifetime <= _LONGEST_TOKEN_LIFETIME:  # NaN, negative or absurd: the default, never forever
+        lifetime = _DEFAULT_TOKEN_LIFETIME
     return token, lifetime

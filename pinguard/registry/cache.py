@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from pinguard import untrusted_json
 from pinguard.atomic import write_bytes
 from pinguard.reference import is_digest, is_tag
 from pinguard.registry.challenge import Challenge
@@ -77,7 +78,7 @@ class RegistryCache:
     def challenge(self, base_url: str) -> Challenge | None:
         data = _read(self._path("challenges", _key(base_url)))
         try:
-            saved = json.loads(data or b"")
+            saved = untrusted_json.loads(data or b"")
             return Challenge(str(saved["scheme"]), {str(k): str(v) for k, v in saved["params"].items()})
         except (ValueError, KeyError, TypeError, AttributeError):
             return None

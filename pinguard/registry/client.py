@@ -10,28 +10,35 @@ moved to content not yet cached.
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, urljoin
+from urllib.parse import quote
 
 import requests
 
+from pinguard import untrusted_json
 from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
+from pinguard.findings import shown
 from pinguard.reference import is_digest
 from pinguard.registry.auth import TokenCache
+from pinguard.registry.bodies import BodyTooLarge, follow
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.credentials import CredentialStore
 from pinguard.registry.manifest import ACCEPT, OCI_INDEX, Descriptor, ManifestBody, digest_of, media_type_of
 from pinguard.registry.pacer import Deadline, Pacer
-from pinguard.registry.settings import CONTENT_LIMIT, RegistrySettings
+from pinguard.registry.settings import RegistrySettings
 from pinguard.registry.transport import Transport
 
-_LINK_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+_LINK_NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')  # `<` excluded: a header of them costs no rescans
+# One listing of tags, all its pages together: a repository with more is not listed (each tag is
+# some 60 bytes of memory, and its page might list the same tags over and over).
 _MAX_TAG_PAGES = 1000
+_MAX_TAGS = 100_000
+_MAX_TAG_LIST_BYTES = 8 * 1024 * 1024
+_TAG_PAGE_FIELDS = 64  # values of a tag page besides its tags ("name", its value, the document)
 _MAX_REFERRER_PAGES = 20  # each a request; a subject with more referrers than that is not one to trust
 
 
@@ -54,7 +61,7 @@ class RegistryClient:
         self._sleep = sleep
         self.deadline = Deadline(time.monotonic() + settings.timeout, settings.timeout)
         self._transports: dict[str, Transport] = {}
-        self._tags: dict[str, list[str]] = {}
+        self._tags: dict[str, list[str] | RegistryError] = {}
         self._tag_digests: dict[str, str] = {}  # "registry/repository:tag" -> digest, as learnt in this run
         self._referrers: dict[str, list[Descriptor] | None] = {}
         self._referrers_api: dict[str, bool] = {}  # registry -> whether it has the referrers API
@@ -138,7 +145,7 @@ class RegistryClient:
         return ManifestHead(
             digest=digest,
             media_type=response.headers.get("Content-Type", "").split(";")[0].strip(),
-            size=int(size) if size and size.isdigit() else None,
+            size=int(size) if size and _DECIMAL.fullmatch(size) else None,
         )
 
     def cached_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
@@ -186,23 +193,31 @@ class RegistryClient:
             return response.content
 
     def tags(self, registry: str, repository: str) -> list[str]:
-        """The repository's tags, listed once per run however many references ask."""
+        """The repository's tags, listed once per run however many references ask (a failure too)."""
         key = f"{registry}/{repository}"
         with self._once("tags:" + key):
             if key not in self._tags:
-                self._tags[key] = self.list_tags(registry, repository)
-            return self._tags[key]
+                try:
+                    self._tags[key] = self.list_tags(registry, repository)
+                except RegistryError as exc:
+                    self._tags[key] = exc
+            listed = self._tags[key]
+        if isinstance(listed, RegistryError):
+            raise listed
+        return listed
 
     def _once(self, key: str) -> threading.Lock:
         with self._lock:
             return self._inflight.setdefault(key, threading.Lock())
 
     def list_tags(self, registry: str, repository: str) -> list[str]:
-        """Every tag, following `Link: <...>; rel="next"` pages."""
+        """Every tag, following `Link: <...>; rel="next"` pages; more than `_MAX_TAGS` is an error."""
         tags: list[str] = []
-        for response in self._pages(registry, repository, f"/v2/{repository}/tags/list", "tag", _MAX_TAG_PAGES):
+        pages = self._pages(registry, repository, f"/v2/{repository}/tags/list", "tag", _MAX_TAG_PAGES,
+                            limit=_MAX_TAG_LIST_BYTES)
+        for response in pages:
             self._check(response, registry, repository, None)
-            tags.extend(_tags_page(response, registry, repository))
+            tags.extend(_tags_page(response, registry, repository, _MAX_TAGS - len(tags)))
         return tags
 
     def referrers(self, registry: str, repository: str, digest: str,
@@ -242,20 +257,28 @@ class RegistryClient:
             return found
 
     def _pages(self, registry: str, repository: str, path: str, what: str, max_pages: int, *,
-               headers: Mapping[str, str] | None = None, limit: int = CONTENT_LIMIT) -> Iterator[requests.Response]:
-        """Each page of a listing, following `Link: <...>; rel="next"`, at most `max_pages` of them."""
+               limit: int, headers: Mapping[str, str] | None = None) -> Iterator[requests.Response]:
+        """Each page of a listing, following `Link: <...>; rel="next"`: at most `max_pages` of them,
+        `limit` bytes in all."""
         transport = self._transport(registry)
         url: str | None = None
         seen: set[str] = set()
+        left = limit
         for _ in range(max_pages):
-            response = transport.request("GET", path, scope=_pull(repository), url=url, headers=headers, limit=limit)
+            try:
+                response = transport.request("GET", path, scope=_pull(repository), url=url, headers=headers,
+                                             limit=left)
+            except BodyTooLarge:
+                raise RegistryError(f"{registry}/{repository}: the {what}s listed are more than {limit} bytes "
+                                    "in all") from None
+            left -= len(response.content)
             yield response
             link = _LINK_NEXT.search(response.headers.get("Link", ""))
             if link is None:
                 return
-            url = urljoin(response.url, link.group(1))
+            url = follow(response.url, link.group(1))
             if url in seen:
-                raise RegistryError(f"{registry}/{repository}: {what} pages loop back to {url}")
+                raise RegistryError(f"{registry}/{repository}: {what} pages loop back to {url[:200]}")
             seen.add(url)
         raise RegistryError(f"{registry}/{repository}: more than {max_pages} pages of {what}s")
 
@@ -298,15 +321,18 @@ class RegistryClient:
             who = self._transport(registry).identity()
             hint = "log in (docker login) or configure credentials" if who == "anonymous" else "check them"
             raise RegistryError(f"{where}: access denied ({status}) to {who}; {hint}")
-        raise RegistryError(f"{where}: {response.request.method} {response.url} answered {status} {response.reason}")
+        reason = shown(response.reason or "")  # the registry's words: cut and escaped
+        raise RegistryError(f"{where}: {response.request.method} {response.url} answered {status} {reason}")
 
     def _verified(self, response: requests.Response, registry: str, repository: str,
                   expected: str | None) -> ManifestBody:
         data = response.content
-        header = response.headers.get("Docker-Content-Digest")
+        header = response.headers.get("Docker-Content-Digest") or None
+        where = f"{registry}/{repository}"
+        if header is not None and not is_digest(header):
+            raise RegistryError(f"{where}: the registry sent a malformed digest for {expected or 'a tag'}")
         algorithm = (expected or header or "sha256:").partition(":")[0]
         actual = digest_of(data, algorithm)
-        where = f"{registry}/{repository}"
         if expected is not None and actual != expected:
             raise DigestMismatch(f"{where}: manifest {expected} was served as bytes hashing to {actual}")
         if header and header != actual:
@@ -324,14 +350,26 @@ def _pull(repository: str) -> str:
     return f"repository:{repository}:pull"
 
 
-def _tags_page(response: requests.Response, registry: str, repository: str) -> list[str]:
+_DECIMAL = re.compile(r"[0-9]{1,18}")  # ASCII: str.isdigit() takes digits int() refuses
+
+
+def _tags_page(response: requests.Response, registry: str, repository: str, room: int) -> list[str]:
+    """The tags of one page, of which there may be at most `room`."""
+    too_many = RegistryError(f"{registry}/{repository}: the tag list is longer than pinguard reads "
+                             f"({_MAX_TAGS} tags in all)")
+    # The parser makes an object of every value, and every value but the document's follows one of
+    # `,:[{`: a page with more of those than tags it may add would cost memory for nothing.
+    if sum(map(response.content.count, (b",", b":", b"[", b"{"))) > room + _TAG_PAGE_FIELDS:
+        raise too_many
     # ECR Public serves this JSON as text/plain, so the body is parsed whatever its type.
     try:
-        tags = json.loads(response.content).get("tags") or []
-    except (ValueError, AttributeError, UnicodeDecodeError):
+        tags = untrusted_json.loads(response.content).get("tags") or []
+    except (ValueError, AttributeError):
         raise RegistryError(f"{registry}/{repository}: tags list is not JSON") from None
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         raise RegistryError(f"{registry}/{repository}: tags list has a malformed 'tags' field")
+    if len(tags) > room:
+        raise too_many
     return tags
 
 
@@ -349,9 +387,14 @@ def _referrers_page(response: requests.Response, registry: str, repository: str,
     return [entry for entry in entries if entry.artifact_type == artifact_type]
 
 
+_ERROR_BODY_LIMIT = 64 * 1024  # an error document is a few lines; a larger body is not parsed for one
+
+
 def _error_codes(response: requests.Response) -> set[str]:
+    if len(response.content) > _ERROR_BODY_LIMIT:
+        return set()
     try:
-        errors = json.loads(response.content).get("errors") or []
+        errors = untrusted_json.loads(response.content).get("errors") or []
         return {str(e.get("code")) for e in errors if isinstance(e, dict)}
     except (ValueError, AttributeError, UnicodeDecodeError):
         return set()

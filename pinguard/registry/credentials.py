@@ -6,13 +6,13 @@ registry asks for them, and they are never printed (their repr is redacted).
 from __future__ import annotations
 
 import base64
-import json
 import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pinguard import untrusted_json
 from pinguard.errors import RegistryError
 from pinguard.registry.settings import ECR_PUBLIC
 
@@ -54,7 +54,7 @@ class CredentialStore:
             folder = self._env.get("DOCKER_CONFIG") or str(Path(self._env.get("HOME", "~")).expanduser() / ".docker")
             path = Path(folder) / "config.json"
             try:
-                loaded = json.loads(path.read_text(encoding="utf-8"))
+                loaded = untrusted_json.loads(path.read_text(encoding="utf-8"))
             except FileNotFoundError:
                 loaded = {}
             except (OSError, ValueError) as exc:
@@ -136,7 +136,7 @@ def _run_helper(helper: str, server: str, env: Mapping[str, str], *, missing_ok:
             return None
         raise RegistryError(f"{program} get failed for {server} (exit {result.returncode})")
     try:
-        answer = json.loads(result.stdout)
+        answer = untrusted_json.loads(result.stdout)
         return Credentials(str(answer["Username"]), str(answer["Secret"]), f"credential helper {helper}")
     except (ValueError, KeyError, TypeError):
         raise RegistryError(f"{program} gave an answer that is not JSON with Username and Secret") from None

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pinguard import untrusted_json
 from pinguard.errors import RegistryError
 from pinguard.reference import is_digest
 
@@ -17,6 +17,13 @@ DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 _ARTIFACT_ANNOTATIONS = frozenset({"vnd.docker.reference.type", "com.amazon.soci.image-manifest-digest"})
 
 INDEX_TYPES = frozenset({OCI_INDEX, DOCKER_LIST})
+
+# How container runtimes read other spellings of an architecture, the variant some stand for, and
+# the variants that are an architecture's baseline.
+_ARCHITECTURES = {"x86_64": "amd64", "x86-64": "amd64", "aarch64": "arm64", "i386": "386", "armhf": "arm",
+                  "armel": "arm"}
+_IMPLIED_VARIANTS = {"i386": "", "armhf": "v7", "armel": "v6"}
+_DEFAULT_VARIANTS = frozenset({("amd64", "v1"), ("arm64", "8"), ("arm64", "v8"), ("arm64", "v8.0")})
 
 # Without an explicit Accept, registries fall back to old schemas or refuse
 # (distribution 2.8 answers 404 for an index), so every manifest request sends all four.
@@ -94,7 +101,7 @@ class ManifestBody:
 
     def json(self) -> dict[str, object]:
         try:
-            value = json.loads(self.data)
+            value = untrusted_json.loads(self.data)
         except (ValueError, UnicodeDecodeError) as exc:
             raise RegistryError(f"manifest {self.digest} is not valid JSON: {exc}") from None
         if not isinstance(value, dict):
@@ -117,7 +124,7 @@ def media_type_of(data: bytes, header: str | None) -> str:
     """
     served = (header or "").split(";")[0].strip()
     try:
-        document = json.loads(data)
+        document = untrusted_json.loads(data)
     except (ValueError, UnicodeDecodeError):
         return served
     if not isinstance(document, dict):
@@ -134,12 +141,12 @@ def media_type_of(data: bytes, header: str | None) -> str:
 
 def platforms_of(index: ManifestBody) -> dict[str, str]:
     """Every runnable platform of an index, mapped to its manifest digest."""
-    return {str(d.platform): d.digest for d in index.descriptors() if not d.is_artifact and d.platform}
+    return {str(d.platform): d.digest for d in _runnable(index)}
 
 
 def select_platforms(index: ManifestBody, wanted: Iterable[Platform]) -> dict[str, str]:
     """The manifest digest for each wanted platform; a wanted platform missing is an error."""
-    runnable = [d for d in index.descriptors() if not d.is_artifact and d.platform]
+    runnable = _runnable(index)
     chosen: dict[str, str] = {}
     for platform in wanted:
         match = next((d for d in runnable if d.platform and platform.matches(d.platform)), None)
@@ -148,6 +155,47 @@ def select_platforms(index: ManifestBody, wanted: Iterable[Platform]) -> dict[st
             raise RegistryError(f"index {index.digest} has no {platform} image (it offers: {offered})")
         chosen[str(platform)] = match.digest
     return chosen
+
+
+def _runnable(index: ManifestBody) -> list[Descriptor]:
+    """The entries of an index a runtime may pull: pinguard's one image for each platform.
+
+    A runtime pulls the first entry for its platform, whatever its annotations say and however
+    the platform is spelled (`x86_64` is `amd64`). An index where that is not the image pinguard
+    records for the platform is refused: two images for one platform, or an entry marked as no
+    image (an attestation, a SOCI index) before the platform's image, or with no image after it.
+    """
+    runnable = []
+    first: dict[tuple[str, str, str], Descriptor] = {}
+    for descriptor in index.descriptors():
+        platform = descriptor.platform
+        if platform is None or "unknown" in (platform.os, platform.architecture):
+            continue  # what no runtime pulls: it has no platform to match
+        pulled = first.setdefault(_as_runtimes_match(platform), descriptor)
+        if descriptor.is_artifact:
+            continue
+        if pulled.digest != descriptor.digest:
+            raise RegistryError(f"index {index.digest} lists two images for {str(platform)[:80]!r}: "
+                                f"{pulled.digest} and {descriptor.digest}; refusing to guess which one runs")
+        runnable.append(descriptor)
+    shadowing = [d for d in first.values() if d.is_artifact]
+    if shadowing:
+        raise RegistryError(f"index {index.digest} lists {shadowing[0].digest} for {str(shadowing[0].platform)[:80]!r} "
+                            "as no image, yet first for that platform: a runtime would pull it")
+    return runnable
+
+
+def _as_runtimes_match(platform: Platform) -> tuple[str, str, str]:
+    """(os, architecture, variant) as container runtimes compare them (containerd's `platforms.Normalize`)."""
+    os_name = platform.os.lower().replace("macos", "darwin")
+    spelled = platform.architecture.lower()
+    architecture = _ARCHITECTURES.get(spelled, spelled)
+    variant = _IMPLIED_VARIANTS.get(spelled, (platform.variant or "").lower())
+    if (architecture, variant) in _DEFAULT_VARIANTS:
+        variant = ""
+    if architecture == "arm" and variant in ("", "5", "6", "7", "8"):
+        variant = f"v{variant or 7}"
+    return os_name, architecture, variant
 
 
 def _descriptor(entry: object, parent: str) -> Descriptor:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import email.utils
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -65,6 +66,10 @@ class Quota:
 class Deadline:
     at: float  # on the pacer's clock (time.monotonic)
     seconds: float  # the timeout it came from, for messages
+
+    def passed(self, registry: str, when: str) -> DeadlinePassed:
+        """The error for a request to `registry` the deadline stopped; `when` says at what point ("first")."""
+        return DeadlinePassed(registry, f"{registry}: the run's deadline ({self.seconds:g} s, --timeout) came {when}")
 
 
 def format_rate(rate: float | None) -> str:
@@ -115,7 +120,7 @@ class Pacer:
                 now = self._clock()
                 turn = max(now, self._next, self._paused_until)
                 if turn > self._deadline.at:
-                    raise DeadlinePassed(self.registry, self._deadline_message())
+                    raise self._deadline.passed(self.registry, f"first; {self.describe()}")
                 if self._rate is None:
                     self._recent.append(turn)
                     while self._recent[0] <= turn - 1.0:
@@ -159,19 +164,18 @@ class Pacer:
                 log.debug("%s: 429%s; now %s", self.registry,
                           f" with Retry-After {after:g} s" if after is not None else "", self.describe())
 
-    def _deadline_message(self) -> str:
-        return (f"{self.registry}: the run's deadline ({self._deadline.seconds:g} s, --timeout) came first; "
-                f"{self.describe()}")
+
+_SECONDS = re.compile(r"[0-9]{1,12}")
 
 
 def retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header: a number of seconds or an HTTP date."""
     if not value:
         return None
-    if value.strip().isdigit():
+    if _SECONDS.fullmatch(value.strip()):  # ASCII digits only: str.isdigit() takes '²', which float() refuses
         return float(value.strip())
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a year past what datetime holds
         return None
     return max(0.0, when.timestamp() - time.time())

@@ -114,7 +114,14 @@ def parse_mirrors(values: list[str], env_value: str | None) -> tuple[dict[str, s
         registry, sep, url = pair.strip().partition("=")
         if not sep or not registry or not url:
             raise PinguardError(f"invalid mirror {_redacted(pair)!r}: expected REGISTRY=URL")
-        parts = urlsplit(url)
+        if "?" in url or "#" in url:  # neither may be printed (a query may hold a token), nor joined to paths
+            raise PinguardError(f"invalid mirror for {registry}: its URL has a query or a fragment ('?' or '#'); "
+                                "give it as SCHEME://HOST[:PORT][/PATH], and write them %3F and %23 in a password")
+        try:
+            parts = urlsplit(url)
+            _ = parts.port  # a ValueError when it is no number or past 65535
+        except ValueError:
+            raise PinguardError(f"invalid mirror {_redacted(pair)!r}: not a URL") from None
         if "@" in parts.netloc:
             userinfo, _, host = parts.netloc.rpartition("@")
             user, _, password = userinfo.partition(":")

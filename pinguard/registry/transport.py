@@ -7,19 +7,20 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
 from pinguard import __version__
 from pinguard.errors import RegistryError
+from pinguard.findings import shown
 from pinguard.registry.auth import Authenticator, TokenCache
-from pinguard.registry.bodies import read_body
+from pinguard.registry.bodies import fetch, follow
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.challenge import Challenge, parse_challenges
 from pinguard.registry.credentials import Credentials
+from pinguard.registry.cutoff import GuardedAdapter
 from pinguard.registry.pacer import Deadline, Pacer, retry_after
 from pinguard.registry.settings import CONTENT_LIMIT, RegistrySettings
 
@@ -46,13 +47,14 @@ class Transport:
         self.registry = registry
         self._settings = settings
         self._sleep = sleep
+        self._deadline = deadline
         self._base = settings.base_url(registry)
         # Like docker, a loopback or insecure registry named directly may speak plain HTTP.
         self._may_downgrade = registry not in settings.mirrors and settings.allows_plain_http(registry)
         self._netloc = urlsplit(self._base).netloc
         self._session = requests.Session()
         self._session.trust_env = False  # proxies and netrc would leak or reroute registry traffic
-        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=max(settings.workers, 1), max_retries=0)
+        adapter = GuardedAdapter(pool_connections=1, pool_maxsize=max(settings.workers, 1), max_retries=0)
         self._session.mount("http://", adapter)
         self._session.mount("https://", adapter)
         if settings.insecure:
@@ -60,7 +62,7 @@ class Transport:
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self._auth = Authenticator(registry, self._session, settings, tokens,
                                    lambda: _mirror_credentials(settings, registry) or credentials(self._netloc),
-                                   self.exchange)
+                                   self.exchange, deadline)
         self.pacer = Pacer(registry, settings.quota(registry, self.identity), deadline,
                            settings.workers, sleep=sleep)
         log.debug("%s: %s", registry, self.pacer.describe())
@@ -107,7 +109,7 @@ class Transport:
             attempt += 1
             try:
                 response = self._send(method, url, scope, headers, limit)
-                reason = f"{response.status_code} {response.reason}"
+                reason = f"{response.status_code} {shown(response.reason or '')}"
             except requests.exceptions.SSLError as exc:
                 if self._may_downgrade and url.startswith("https://") and "CERTIFICATE_VERIFY_FAILED" not in str(exc):
                     url = self._downgrade(url)
@@ -116,6 +118,8 @@ class Transport:
                 raise RegistryError(f"{method} {url}: {_describe(exc, self._settings)}") from None
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
                 response, reason = None, _describe(exc, self._settings)
+            except requests.RequestException as exc:  # an answer no retry mends: a bad header, a URL with no host
+                raise RegistryError(f"{method} {url}: {_describe(exc, self._settings)}") from None
             if response is not None and response.status_code == 401 and not reauthenticated:
                 challenge = _bearer_or_basic(response.headers.get("Www-Authenticate", ""))
                 if challenge is not None:
@@ -131,6 +135,8 @@ class Transport:
             spent = time.monotonic() - started
             if attempt >= policy.attempts or spent + delay > policy.budget:
                 raise RegistryError(f"{method} {url}: {reason} (gave up after {attempt} attempts, {spent:.1f} s)")
+            if time.monotonic() + delay > self._deadline.at:
+                raise self._deadline.passed(self.registry, f"before {method} {url} could be tried again ({reason})")
             log.debug("%s %s: %s; retrying in %.2f s", method, url, reason, delay)
             self._sleep(delay)
 
@@ -153,24 +159,18 @@ class Transport:
                 sent["Authorization"] = auth
             url = self._check_scheme(url)
             begin = time.monotonic()
-            response = self.exchange(url, functools.partial(self._exchange_once, method, url, sent, netloc, limit))
+            response = self.exchange(url, functools.partial(self._exchange_once, method, url, sent, limit))
             log.debug("%s %s -> %d (%.0f ms)", method, url, response.status_code, (time.monotonic() - begin) * 1000)
             if response.status_code not in (301, 302, 303, 307, 308) or "Location" not in response.headers:
                 return response
-            url = urljoin(url, response.headers["Location"])
+            url = follow(url, response.headers["Location"])
             if response.status_code == 303:
                 method = "GET"
         raise RegistryError(f"{url}: more than {_MAX_REDIRECTS} redirects")
 
-    def _exchange_once(self, method: str, url: str, headers: Mapping[str, str], netloc: str,
-                       limit: int) -> requests.Response:
-        response = self._session.request(
-            method, url, headers=headers, allow_redirects=False, stream=True,
-            timeout=(self._settings.connect_timeout, self._settings.read_timeout),
-            verify=self._settings.verify_tls(netloc),
-        )
-        read_body(response, limit, self._settings.read_timeout)
-        return response
+    def _exchange_once(self, method: str, url: str, headers: Mapping[str, str], limit: int) -> requests.Response:
+        return fetch(self._session, method, url, registry=self.registry, settings=self._settings,
+                     deadline=self._deadline, limit=limit, headers=headers)
 
     def _check_scheme(self, url: str) -> str:
         parts = urlsplit(url)

@@ -24,7 +24,7 @@ from yaml.nodes import MappingNode, Node
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, workflow
-from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import Located, is_templated, walk_pairs
 
 TEMPLATE = "template"
@@ -111,8 +111,8 @@ def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SET
             searched = helm.find(path, text, digest_read=settings.chart_reads_digest(path))
         else:
             searched = FINDERS[kind](path, text)
-    except SourceError:
-        if kind == dockerfile.SOURCE or not _looks_templated(text):
+    except SourceError as exc:
+        if kind == dockerfile.SOURCE or isinstance(exc, Unreadable) or not _looks_templated(text, kind):
             raise
         searched = Searched(_template_lines(path, text, kind))
     found = searched.found
@@ -126,7 +126,9 @@ def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SET
     return Searched(list(unique.values()), searched.documents)
 
 
-def _looks_templated(text: str) -> bool:
+def _looks_templated(text: str, kind: str) -> bool:
+    if kind == workflow.SOURCE:  # `${{ }}` and `${VAR}` are GitHub's and the shell's, inside YAML values
+        return "{{" in text.replace("${{", "") or "{%" in text
     return "{{" in text or "{%" in text or "${" in text
 
 

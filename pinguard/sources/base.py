@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 from yaml.nodes import Node
 
+from pinguard.findings import shown
 from pinguard.reference import Reference
 
 
@@ -54,6 +55,9 @@ class Found:
     problem: str | None = None
     digest_field: DigestField | None = None
     unread_digest: Span | None = None  # a digest written where its consumer does not read it (helm.py)
+    # What a value pinguard cannot edit in place (escapes, a folded block) reads as, when it is a reference:
+    # it runs as written, so `escaped-reference` judges it although nothing can pin it.
+    decoded: Reference | None = None
 
     @property
     def line(self) -> int:
@@ -75,12 +79,19 @@ class Searched(NamedTuple):
 
 
 class SourceError(Exception):
-    """A file that cannot be read as its kind: the message names line and column."""
+    """A file that cannot be read as its kind: the message names line and column.
+
+    What it quotes from the file is `shown`: cut, and escaped where it would not print.
+    """
 
     def __init__(self, message: str, line: int, column: int) -> None:
-        super().__init__(message)
+        super().__init__(shown(message))
         self.line = line
         self.column = column
+
+
+class Unreadable(SourceError):
+    """A file beyond what pinguard reads (nested too deeply, aliases expanding too far): never read another way."""
 
 
 @dataclass(frozen=True)

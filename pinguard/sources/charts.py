@@ -11,40 +11,151 @@ value reaches a pod spec:
   to a helper that reads `.digest` from whatever it was given.
 
 Subcharts (folders or `.tgz` archives under `charts/`) read the values under
-their name or alias. What cannot be read within the bounds below counts as not
-read: the caller then pins in the tag form, which works whatever the chart reads.
-A block handed to a named template the chart does not hold (a library chart fetched
-at build time) is neither read nor unread: `reads` says None.
+their name or alias. A block handed to a named template the chart does not hold (a
+library chart fetched at build time) is neither read nor unread: `reads` says None.
+
+What cannot be read within the bounds below counts as not read: a chart too large
+to read, or whose reading would cost more than `_MAX_WORK`, reads nothing. The
+caller then pins in the tag form, which works whatever the chart reads, and a
+digest written in the values is reported, never counted. Every step costs at most
+a fixed amount per character of the chart: templates are read in one pass each,
+scopes are places in them, never copies, and what answering a question searches is
+counted.
 """
 from __future__ import annotations
 
+import bisect
+import gzip
 import io
+import itertools
 import re
 import tarfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
-import yaml
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from pinguard.sources.base import SourceError
+from pinguard.sources.yamlnodes import compose, mapping_get, scalar_text
 
 _SEARCHED_UP = 3  # a values file beside Chart.yaml, or in a folder below it (ci/, values/)
 _MAX_FILE_BYTES = 1 << 20
-_MAX_TOTAL_BYTES = 32 << 20
-_MAX_FILES = 5000
+_MAX_TOTAL_BYTES = 32 << 20  # files read, and every byte a packaged subchart unpacks to
+_MAX_FILES = 5000  # files, folders listed, members of packaged subcharts
 _MAX_DEPTH = 4  # subcharts of subcharts
+_MAX_WORK = 32 << 20  # characters searched answering what a chart reads: its largest template 32 times over
+_STEP = 64  # what following one `include` costs, counted in characters searched
+_UNPACK_CHUNK = 1 << 16
 
-_ACTION = re.compile(r"\{\{-?(.*?)-?\}\}", re.DOTALL)
 _CHAIN = re.compile(r"(index\s+)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)*)((?:\s+\"[^\"\n]*\")*)")
 _QUOTED = re.compile(r"\"([^\"\n]*)\"")
 _INCLUDED = re.compile(r"\b(?:include|template)\s+\"([^\"\n]+)\"")
 _DEFINE = re.compile(r"^\s*(?:define|block)\s+\"([^\"\n]+)\"")
 _OPENS = re.compile(r"^\s*(?:if|with|range|define|block)\b")
 _ENDS = re.compile(r"^\s*end\b")
+_IF = re.compile(r"\s*if\b")
+_FAIL = re.compile(r"\{\{-?\s*fail\b")
+_WITH = re.compile(r"\s*(?:with|range)\b")
+_ASSIGNS = re.compile(r"\$\w+\s*=")
 _SHA_AFTER_PREFIX = re.compile(r"sha256:(?:\{\{|%s)")
 
 
 class TooLarge(Exception):
-    """A chart beyond the bounds: its templates are not read."""
+    """A chart beyond the bounds: it counts as reading nothing."""
+
+
+class _Budget:
+    """Bounds on what one chart (its subcharts included) may make pinguard read and search."""
+
+    def __init__(self) -> None:
+        self.files = _MAX_FILES
+        self.bytes = _MAX_TOTAL_BYTES
+        self.work = _MAX_WORK
+
+    def take(self, size: int) -> None:
+        """One file (or folder, or archive member) of `size` bytes."""
+        self.files -= 1
+        self.unpack(size)
+        if self.files < 0 or size > _MAX_FILE_BYTES:
+            raise TooLarge()
+
+    def unpack(self, size: int) -> None:
+        self.bytes -= size
+        if self.bytes < 0:
+            raise TooLarge()
+
+    def spend(self, characters: int) -> None:
+        self.work -= characters
+        if self.work < 0:
+            raise TooLarge()
+
+
+class _Action(NamedTuple):
+    """One `{{ ... }}`: where it starts and ends in its file, and what it says, trim markers removed."""
+
+    start: int
+    end: int
+    body: str
+
+
+class _Template:
+    """One template file: its text, where it names templates to include and where it fails (a pass each)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        included = list(_INCLUDED.finditer(text))
+        self._starts = [match.start() for match in included]
+        self._named = [(match.end(), match.group(1)) for match in included]
+        self._fails = [(match.start(), match.end()) for match in _FAIL.finditer(text)]
+
+    def fails(self, start: int, end: int) -> bool:
+        """Whether a `{{ fail ... }}` lies within [start, end)."""
+        first = bisect.bisect_left(self._fails, (start, start))
+        return first < len(self._fails) and self._fails[first][1] <= end
+
+    def included(self, start: int, end: int, budget: _Budget) -> Iterator[str]:
+        """The named templates included within [start, end), each charged to the budget."""
+        for match_end, name in itertools.islice(self._named, bisect.bisect_left(self._starts, start), None):
+            if match_end > end:
+                return
+            budget.spend(_STEP)
+            yield name
+
+
+@dataclass(frozen=True)
+class _Region:
+    """Characters [start, end) of a template: a scope or a named template's body, never a copy of it."""
+
+    template: _Template
+    start: int
+    end: int
+
+    def mentions(self, key: str, budget: _Budget) -> bool:
+        """Whether the text reads `key` by name, loosely: `"key"`, or `.key` ending at a word boundary."""
+        budget.spend(_STEP + self.end - self.start)
+        text = self.template.text
+        if text.find(f'"{key}"', self.start, self.end) >= 0:
+            return True
+        dotted = "." + key
+        last_is_word = _is_word(dotted[-1])
+        at = text.find(dotted, self.start, self.end)
+        while at >= 0:
+            after = at + len(dotted)
+            if last_is_word != (after < self.end and _is_word(text[after])):
+                return True
+            at = text.find(dotted, at + 1, self.end)
+        return False
+
+    def included(self, budget: _Budget) -> Iterator[str]:
+        return self.template.included(self.start, self.end, budget)
+
+
+def _is_word(character: str) -> bool:
+    """A word character as regular expressions' `\\b` sees one."""
+    return character.isalnum() or character == "_"
 
 
 @dataclass(frozen=True)
@@ -52,19 +163,38 @@ class _Use:
     """One place a template takes a values path, and the text that then works with it."""
 
     keys: tuple[str, ...]
-    scope: str  # `with`/`range` body, or what follows a `$var :=`; empty when used where it stands
+    scope: _Region | None  # `with`/`range` body, or what follows a `$var :=`; None when used where it stands
     helpers: tuple[str, ...]  # templates it is handed to with `include`/`template`
+
+
+@dataclass
+class _Uses:
+    """The uses of a chart's values, as a tree of their paths: one step a key."""
+
+    here: list[_Use] = field(default_factory=list)  # uses of exactly the path that leads here
+    below: dict[str, _Uses] = field(default_factory=dict)
+
+    def add(self, use: _Use) -> None:
+        node = self
+        for key in use.keys:
+            child = node.below.get(key)
+            if child is None:
+                child = node.below[key] = _Uses()
+            node = child
+        node.here.append(use)
 
 
 @dataclass
 class Chart:
     """What one chart's templates read from its values, with its subcharts by values key.
 
-    `helpers` (named templates, `define`) are shared by a chart and all its subcharts, as in Helm.
+    `helpers` (named templates, `define`) are shared by a chart and all its subcharts, as in Helm;
+    so is the budget that bounds answering `reads`.
     """
 
-    helpers: dict[str, str]
-    uses: list[_Use] = field(default_factory=list)
+    helpers: dict[str, _Region]
+    budget: _Budget = field(default_factory=_Budget)
+    uses: _Uses = field(default_factory=_Uses)
     subcharts: dict[str, Chart] = field(default_factory=dict)
     sha_after_prefix: bool = False  # templates write `@sha256:{{ .sha }}`: `sha:` holds bare hex
 
@@ -81,48 +211,60 @@ class Chart:
         """Whether the templates read field `name` of the values block at `block`.
 
         None: they hand the block to a named template the chart does not hold (a library
-        chart not vendored under `charts/`), so nobody can tell.
+        chart not vendored under `charts/`), so nobody can tell. False as well when the
+        answer would cost more than the budget allows: what is not read counts as not read.
         """
+        try:
+            return self._reads(block, name)
+        except TooLarge:
+            return False
+
+    def _reads(self, block: tuple[str, ...], name: str) -> bool | None:
         wanted = (*block, name)
+        self.budget.spend(len(wanted))
+        handed: list[_Use] = []  # uses of a mapping at or above the block: what their text reads decides
+        node = self.uses
+        for depth, key in enumerate(wanted):
+            child = node.below.get(key)
+            if child is None:
+                break
+            node = child
+            if depth < len(block):
+                handed.extend(node.here)
+        else:
+            return True  # the field itself is taken, or something below it
         unknown = False
-        for use in self.uses:
-            if use.keys[:len(wanted)] == wanted:
+        for use in handed:
+            regions, missing = self._closure(use)
+            rest = [key for key in block[len(use.keys):] if key != "[]"]
+            if all(any(region.mentions(key, self.budget) for region in regions) for key in (name, *rest)):
                 return True
-            if 0 < len(use.keys) <= len(block) and block[:len(use.keys)] == use.keys:
-                text, missing = self._closure(use)
-                if _reads_field(text, block[len(use.keys):], name):
-                    return True
-                unknown = unknown or missing
+            unknown = unknown or missing
         sub = self.subcharts.get(block[0]) if block else None
-        if sub is not None and (read := sub.reads(block[1:], name)) is not False:
+        if sub is not None and (read := sub._reads(block[1:], name)) is not False:
             return read
         return None if unknown else False
 
-    def _closure(self, use: _Use) -> tuple[str, bool]:
+    def _closure(self, use: _Use) -> tuple[list[_Region], bool]:
         """The text that handles a handed-on value: its scope and every helper reached from it;
         and whether a helper reached is not in the chart."""
-        texts = [use.scope]
-        pending = [*use.helpers, *_INCLUDED.findall(use.scope)]
+        regions = [use.scope] if use.scope is not None else []
+        pending = [*use.helpers, *(use.scope.included(self.budget) if use.scope is not None else ())]
         seen: set[str] = set()
         missing = False
         while pending:
             helper = pending.pop()
+            self.budget.spend(_STEP)
             if helper in seen:
                 continue
             seen.add(helper)
-            if helper not in self.helpers:
+            region = self.helpers.get(helper)
+            if region is None:
                 missing = True
                 continue
-            texts.append(self.helpers[helper])
-            pending.extend(_INCLUDED.findall(self.helpers[helper]))
-        return "\n".join(texts), missing
-
-
-def _reads_field(text: str, rest: tuple[str, ...], name: str) -> bool:
-    """Whether text handed a mapping reads `name` of what lies at `rest` below it (loosely: by key names)."""
-    field_read = re.search(rf"\.{re.escape(name)}\b|\"{re.escape(name)}\"", text) is not None
-    return field_read and all(re.search(rf"\.{re.escape(key)}\b|\"{re.escape(key)}\"", text) for key in rest
-                              if key != "[]")
+            regions.append(region)
+            pending.extend(region.included(self.budget))
+        return regions, missing
 
 
 def chart_root(values_path: str) -> Path | None:
@@ -137,47 +279,53 @@ def chart_root(values_path: str) -> Path | None:
     return None
 
 
-_loaded: dict[tuple[str, tuple[tuple[str, int, int], ...]], Chart | None] = {}
+_loaded: dict[tuple[str, tuple[tuple[str, int, int], ...]], Chart] = {}
 
 
 def chart_at_hand(values_path: str) -> Chart | None:
-    """The chart a values file belongs to, read once per run (and again when its files change)."""
+    """The chart a values file belongs to, read once per run (and again when its files change).
+
+    A chart beyond the bounds is one that reads nothing.
+    """
     root = chart_root(values_path)
     if root is None:
         return None
     try:
         files = {path: path.stat() for path in _chart_files(root)}
+    except TooLarge:
+        return Chart({})
     except OSError:
         return None
     key = (str(root.resolve()), tuple((str(p), s.st_mtime_ns, s.st_size) for p, s in files.items()))
     if key not in _loaded:
+        budget = _Budget()
         try:
-            _loaded[key] = _read_files(root, {path: stat.st_size for path, stat in files.items()}, _Budget())
-        except (OSError, TooLarge):
-            _loaded[key] = None
+            _loaded[key] = _read_files(root, {path: stat.st_size for path, stat in files.items()}, budget)
+        except TooLarge:
+            _loaded[key] = Chart({})
+        except OSError:
+            return None
     return _loaded[key]
 
 
-def _chart_files(root: Path) -> Iterator[Path]:
-    """The files whose change changes what the chart reads: Chart.yaml, templates, subcharts."""
-    yield root / "Chart.yaml"
+def _chart_files(root: Path) -> list[Path]:
+    """The files whose change changes what the chart reads: Chart.yaml, templates, subcharts.
+
+    Every entry listed counts against `_MAX_FILES`: a tree of empty folders is no free walk.
+    """
+    files = [root / "Chart.yaml"]
+    listed = 0
     for folder in (root / "templates", root / "charts"):
         if folder.is_dir():
-            yield from sorted(p for p in folder.rglob("*") if p.is_file())
-
-
-class _Budget:
-    """Bounds on what one chart may make pinguard read."""
-
-    def __init__(self) -> None:
-        self.files = _MAX_FILES
-        self.bytes = _MAX_TOTAL_BYTES
-
-    def take(self, size: int) -> None:
-        self.files -= 1
-        self.bytes -= size
-        if self.files < 0 or self.bytes < 0 or size > _MAX_FILE_BYTES:
-            raise TooLarge()
+            found = []
+            for path in folder.rglob("*"):
+                listed += 1
+                if listed > _MAX_FILES:
+                    raise TooLarge()
+                if path.is_file():
+                    found.append(path)
+            files.extend(sorted(found))
+    return files
 
 
 def _read_files(root: Path, sizes: dict[Path, int], budget: _Budget) -> Chart:
@@ -189,13 +337,14 @@ def _read_files(root: Path, sizes: dict[Path, int], budget: _Budget) -> Chart:
     return _chart(contents, budget, {}, depth=0)
 
 
-def _chart(contents: dict[str, bytes], budget: _Budget, helpers: dict[str, str], depth: int) -> Chart:
+def _chart(contents: dict[str, bytes], budget: _Budget, helpers: dict[str, _Region], depth: int) -> Chart:
     """A chart from its files, keyed by path relative to its folder; its helpers join `helpers`."""
-    chart = Chart(helpers)
+    chart = Chart(helpers, budget)
     for name, data in contents.items():
         if name.startswith("templates/"):
             text = data.decode("utf-8", "replace")
-            chart.uses.extend(_uses(text, helpers))
+            for use in _uses(_Template(text), helpers):
+                chart.uses.add(use)
             chart.sha_after_prefix = chart.sha_after_prefix or _SHA_AFTER_PREFIX.search(text) is not None
     if depth >= _MAX_DEPTH:
         return chart
@@ -208,53 +357,66 @@ def _chart(contents: dict[str, bytes], budget: _Budget, helpers: dict[str, str],
     return chart
 
 
-def _uses(text: str, helpers: dict[str, str]) -> list[_Use]:
-    """Every `.Values` path one template file takes, and the named templates it defines (into `helpers`)."""
-    actions = list(_ACTION.finditer(text))
-    uses: list[_Use] = []
+def _uses(template: _Template, helpers: dict[str, _Region]) -> Iterator[_Use]:
+    """Every `.Values` path one template file takes; the named templates it defines go into `helpers`."""
+    actions = _actions(template.text)
+    closing = _closing(actions)
     for number, action in enumerate(actions):
-        body = action.group(1)
-        defined = _DEFINE.match(body)
+        end = closing[number]
+        body_end = actions[end].start if end < len(actions) else len(template.text)
+        defined = _DEFINE.match(action.body)
         if defined:
-            helpers[defined.group(1)] = text[action.end():_block_end(actions, number, len(text))]
-        if _refuses(text, actions, number):
+            helpers[defined.group(1)] = _Region(template, action.end, body_end)
+        if _IF.match(action.body) and template.fails(action.end, body_end):
             continue  # `{{ if .Values.image.sha }}{{ fail "use digest" }}`: read only to be refused
-        for chain in _CHAIN.finditer(body):
+        chains = list(_CHAIN.finditer(action.body))
+        if not chains:
+            continue
+        scope = _scope(template, action, body_end)
+        included = tuple(_INCLUDED.findall(action.body))
+        for chain in chains:
             keys = tuple(chain.group(2).split(".")[1:])
             if chain.group(1):  # `index .Values "a" "b-c"`: quoted keys follow
                 keys += tuple(_QUOTED.findall(chain.group(3)))
-            uses.append(_Use(keys, _scope(text, actions, number), tuple(_INCLUDED.findall(body))))
-    return uses
+            yield _Use(keys, scope, included)
 
 
-def _refuses(text: str, actions: list[re.Match[str]], number: int) -> bool:
-    """Whether an action is an `if` whose body fails the render: what it tests is forbidden, not used."""
-    if not re.match(r"\s*if\b", actions[number].group(1)):
-        return False
-    return re.search(r"\{\{-?\s*fail\b", text[actions[number].end():_block_end(actions, number, len(text))]) is not None
+def _actions(text: str) -> list[_Action]:
+    """Every `{{ ... }}` of a template, in order.
+
+    Found with `find`, not a lazy regular expression: that would search from every
+    `{{` to the end of a text where one is left open.
+    """
+    actions: list[_Action] = []
+    position = 0
+    while (start := text.find("{{", position)) >= 0:
+        close = text.find("}}", start + 2)
+        if close < 0:
+            break  # left open: so is every `{{` after it
+        actions.append(_Action(start, close + 2, text[start + 2:close].removeprefix("-").removesuffix("-")))
+        position = close + 2
+    return actions
 
 
-def _scope(text: str, actions: list[re.Match[str]], number: int) -> str:
+def _closing(actions: list[_Action]) -> list[int]:
+    """For each action that opens a block, the number of its matching `end`; len(actions) when none."""
+    closing = [len(actions)] * len(actions)
+    opened: list[int] = []
+    for number, action in enumerate(actions):
+        if _OPENS.match(action.body):
+            opened.append(number)
+        elif _ENDS.match(action.body) and opened:
+            closing[opened.pop()] = number
+    return closing
+
+
+def _scope(template: _Template, action: _Action, body_end: int) -> _Region | None:
     """What works with a value an action takes: the body of a `with`/`range`, what follows a `:=`."""
-    body = actions[number].group(1)
-    if re.match(r"\s*(?:with|range)\b", body):
-        return text[actions[number].end():_block_end(actions, number, len(text))]
-    if ":=" in body or re.search(r"\$\w+\s*=", body):
-        return text[actions[number].end():]
-    return ""
-
-
-def _block_end(actions: list[re.Match[str]], opener: int, default: int) -> int:
-    """Where the block an action opens ends: the start of its matching `end`."""
-    depth = 0
-    for action in actions[opener + 1:]:
-        if _OPENS.match(action.group(1)):
-            depth += 1
-        elif _ENDS.match(action.group(1)):
-            if depth == 0:
-                return action.start()
-            depth -= 1
-    return default
+    if _WITH.match(action.body):
+        return _Region(template, action.end, body_end)
+    if ":=" in action.body or _ASSIGNS.search(action.body):
+        return _Region(template, action.end, len(template.text))
+    return None
 
 
 def _subcharts(contents: dict[str, bytes], budget: _Budget) -> Iterator[tuple[str, dict[str, bytes]]]:
@@ -271,46 +433,69 @@ def _subcharts(contents: dict[str, bytes], budget: _Budget) -> Iterator[tuple[st
     yield from folders.items()
 
 
+class _Unpacked(io.RawIOBase):
+    """A packaged subchart's tar stream, every byte it unpacks to charged to the budget as it is read."""
+
+    def __init__(self, data: bytes, budget: _Budget) -> None:
+        super().__init__()
+        self._gzip = gzip.GzipFile(fileobj=io.BytesIO(data))
+        self._budget = budget
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._gzip.read(size if 0 <= size <= _UNPACK_CHUNK else _UNPACK_CHUNK)
+        self._budget.unpack(len(chunk))
+        return chunk
+
+
 def _archive(data: bytes, budget: _Budget) -> tuple[str, dict[str, bytes]] | None:
-    """A packaged subchart: `NAME/Chart.yaml`, `NAME/templates/...` inside a gzipped tar."""
+    """A packaged subchart: `NAME/Chart.yaml`, `NAME/templates/...` inside a gzipped tar.
+
+    Read as a stream: every member (folders, links and devices too) counts against the
+    budget, and so does every byte unpacked, headers and long names included.
+    """
     contents: dict[str, bytes] = {}
     top = ""
     try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        with tarfile.open(fileobj=_Unpacked(data, budget), mode="r|") as archive:
             for member in archive:
+                budget.take(0)
                 if not member.isfile():
                     continue
                 top, _, relative = member.name.partition("/")
                 if relative == "Chart.yaml" or relative.startswith(("templates/", "charts/")):
-                    budget.take(member.size)
+                    if member.size > _MAX_FILE_BYTES:
+                        raise TooLarge()
                     extracted = archive.extractfile(member)
                     if extracted is not None:
-                        contents[relative] = extracted.read(_MAX_FILE_BYTES + 1)
-    except (tarfile.TarError, OSError, EOFError):
+                        contents[relative] = extracted.read()
+    except (tarfile.TarError, OSError, EOFError, zlib.error):
         return None
     return (top, contents) if top else None
 
 
 def _chart_name(data: bytes) -> str | None:
-    meta = _yaml(data)
-    name = meta.get("name")
-    return name if isinstance(name, str) else None
+    return scalar_text(mapping_get(_meta(data), "name"))
 
 
 def _aliases(data: bytes) -> dict[str, list[str]]:
     """Dependency name -> the values keys it reads: its name, or each alias it is used under."""
-    dependencies = _yaml(data).get("dependencies")
+    dependencies = mapping_get(_meta(data), "dependencies")
     aliases: dict[str, list[str]] = {}
-    for dependency in dependencies if isinstance(dependencies, list) else []:
-        if isinstance(dependency, dict) and isinstance(dependency.get("name"), str):
-            alias = dependency.get("alias")
-            aliases.setdefault(dependency["name"], []).append(alias if isinstance(alias, str) else dependency["name"])
+    for dependency in dependencies.value if isinstance(dependencies, SequenceNode) else []:
+        name = scalar_text(mapping_get(dependency, "name"))
+        if name is not None:
+            alias = scalar_text(mapping_get(dependency, "alias"))
+            aliases.setdefault(name, []).append(alias if alias is not None else name)
     return aliases
 
 
-def _yaml(data: bytes) -> dict[object, object]:
+def _meta(data: bytes) -> Node:
+    """A Chart.yaml's mapping, parsed as the sources parse YAML; an empty one where it is none."""
     try:
-        loaded = yaml.safe_load(data.decode("utf-8", "replace"))
-    except (yaml.YAMLError, RecursionError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
+        documents = compose(data.decode("utf-8", "replace"))
+    except SourceError:
+        documents = []
+    return documents[0] if documents and isinstance(documents[0], MappingNode) else MappingNode("", [])

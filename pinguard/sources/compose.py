@@ -4,7 +4,7 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.sources.base import Found, Searched
-from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get
+from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get, mapping_pairs
 
 SOURCE = "compose"
 
@@ -17,7 +17,7 @@ def find(path: str, text: str) -> Searched:
         services = mapping_get(document, "services")
         if not isinstance(services, MappingNode):
             continue
-        for _, service in services.value:
+        for _, service in mapping_pairs(services):  # services merged in with `<<` run too
             image = mapping_get(service, "image")
             item = found_at(image, where) if isinstance(image, ScalarNode) else None
             if item is not None:

@@ -9,26 +9,34 @@
 
 A container, service image or input written as one matrix expression (`${{ matrix.db }}`,
 `${{ matrix.build.image }}`) stands for the values it takes from the job's `strategy.matrix`:
-those values are the references, pinned where they are written.
+those values are the references, pinned where they are written. A matrix of more runs than
+GitHub starts (256) leaves its expressions reported, saying so.
+
+YAML aliases let a few lines stand for a huge tree, which GitHub expands: a workflow
+whose aliases expand it beyond a bound proportional to its text is refused (`Unreadable`).
+Within that bound, every step costs at most a fixed amount per node: runs are bits
+(which runs hold each value), and what a matrix expression takes is worked out once.
 """
 from __future__ import annotations
 
-import functools
 import itertools
+import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.sources.base import Found, Searched
+from pinguard.sources.base import Found, Searched, Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
     embedded,
+    expanded_size,
     found_at,
     mapping_get,
+    mapping_pairs,
     same_position,
     scalar_text,
 )
@@ -54,45 +62,79 @@ _MATRIX = re.compile(r"\$\{\{\s*matrix(?P<path>(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[\s
 _MATRIX_STEP = re.compile(r"\.(?P<name>[A-Za-z_][A-Za-z0-9_-]*)|\[\s*'(?P<quoted>(?:[^']|'')*)'\s*\]")
 _NOT_MATRIX_KEYS = ("include", "exclude")
 _MAX_RUNS = 256  # GitHub runs at most 256 jobs of one matrix
+_NODES_PER_CHARACTER = 2  # what reading a workflow may visit: linear in its text, however aliases multiply it
+_MIN_NODES = 1 << 15
 
 
 def find(path: str, text: str) -> Searched:
-    where = Located(text, path, SOURCE)
+    reading = _Reading(Located(text, path, SOURCE))
     found: list[Found] = []
     documents = compose(text)
     for document in documents:
+        reading.expand(document)
         jobs = mapping_get(document, "jobs")
         for _, job in jobs.value if isinstance(jobs, MappingNode) else ():
-            found.extend(_job(job, where))
+            found.extend(_job(job, reading))
         runs = mapping_get(document, "runs")
         if isinstance(runs, MappingNode):
-            found.extend(_scalar(mapping_get(runs, "image"), where, _DOCKER))
-            found.extend(_steps(mapping_get(runs, "steps"), _Images(where, None)))
+            found.extend(_scalar(mapping_get(runs, "image"), reading.where, _DOCKER))
+            found.extend(_steps(mapping_get(runs, "steps"), _Images(reading, None)))
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
+
+
+class _Reading:
+    """One workflow being read: where, what reading it may still visit, and the matrices worked out."""
+
+    def __init__(self, where: Located) -> None:
+        self.where = where
+        self.nodes_left = _MIN_NODES + _NODES_PER_CHARACTER * len(where.text)
+        self.matrices: dict[int, _Matrix] = {}
+        self.drawn: dict[tuple[int, tuple[str, ...]], _Drawn] = {}
+
+    def expand(self, document: Node) -> None:
+        """Count a document's tree as its aliases expand it: a tree walk over it then costs no more."""
+        if "*" in self.where.text:  # without an alias, the tree is the text's
+            self.visit(document, expanded_size(document, self.nodes_left + 1))
+
+    def visit(self, node: Node, count: int = 1) -> None:
+        self.nodes_left -= count
+        if self.nodes_left < 0:
+            raise Unreadable(f"reading this workflow would visit more than {_NODES_PER_CHARACTER} YAML nodes a "
+                             "character: its aliases or matrices repeat more than pinguard reads; write them out",
+                             node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def matrix(self, node: MappingNode) -> _Matrix:
+        if id(node) not in self.matrices:
+            self.matrices[id(node)] = _Matrix(node, self)
+        return self.matrices[id(node)]
 
 
 @dataclass(frozen=True)
 class _Images:
     """Reads image values in one job: a value itself, or the matrix values a matrix expression takes."""
 
-    where: Located
+    reading: _Reading
     job: Node | None  # None outside a job (a composite action's steps): no matrix to take values from
+
+    @property
+    def where(self) -> Located:
+        return self.reading.where
 
     def at(self, node: Node | None, to_file: Callable[[int], int] = same_position) -> list[Found]:
         expression = _MATRIX.fullmatch(str(node.value)) if isinstance(node, ScalarNode) else None
         if expression is None or self.job is None:
             return _scalar(node, self.where, to_file=to_file)
-        drawn = _draw(self.job, _matrix_path(expression.group("path")))
+        drawn = _draw(self.job, _matrix_path(expression.group("path")), self.reading)
         found = [item for value in drawn.values if (item := _value(value, self.where)) is not None]
-        if drawn.gaps:  # some runs' values cannot be read here: the expression stays reported, saying why
-            more = f" (and {len(drawn.gaps) - 1} more)" if len(drawn.gaps) > 1 else ""
-            found.extend(replace(item, problem=f"{item.problem}: {drawn.gaps[0]}{more}")
+        if drawn.gap is not None:  # some runs' values cannot be read here: the expression stays reported, saying why
+            more = f" (and {drawn.gaps - 1} more)" if drawn.gaps > 1 else ""
+            found.extend(replace(item, problem=f"{item.problem}: {drawn.gap}{more}")
                          for item in _scalar(node, self.where, to_file=to_file))
         return found
 
 
-def _job(job: Node, where: Located) -> list[Found]:
-    images = _Images(where, job)
+def _job(job: Node, reading: _Reading) -> list[Found]:
+    images = _Images(reading, job)
     found: list[Found] = []
     container = mapping_get(job, "container")
     found.extend(images.at(mapping_get(container, "image") if isinstance(container, MappingNode) else container))
@@ -166,99 +208,177 @@ def _matrix_path(written: str) -> list[str]:
             for step in _MATRIX_STEP.finditer(written)]
 
 
-@dataclass(frozen=True)
 class _Matrix:
-    """A job's `strategy.matrix` as written: lists under its own keys, `include` and `exclude` entries."""
+    """A job's `strategy.matrix` as written: lists under its own keys, `include` and `exclude` entries.
 
-    node: MappingNode
+    A run is a bit: `having` says, for each own key and value, which runs have it, so matching
+    an entry against every run costs a step per key of the entry. Entries met again through
+    an alias are read once.
+    """
+
+    def __init__(self, node: MappingNode, reading: _Reading) -> None:
+        self.node = node
+        self.reading = reading
+        self.names = list(dict.fromkeys(name for name in _keys(node) if name not in _NOT_MATRIX_KEYS))
+        self.named = frozenset(self.names)
+        self.include = self._distinct("include")
+        self.exclude = self._distinct("exclude")
+        self.having: dict[tuple[str, object], int] = {}
+        self.runs: int | None = None  # the runs the own keys make, less the excluded ones; None: not known
+        self.unknown: str | None = None  # why the runs are not known, when GitHub says
+        self._keyed: dict[str, dict[str, list[tuple[int, Node]]]] = {}
+        self._adding: list[int] | None = None
+        self._adds: dict[int, bool] = {}
+        self._every: dict[str, bool] = {}
+        self._read_runs()
 
     def own(self, key: str) -> Node | None:
         return None if key in _NOT_MATRIX_KEYS else mapping_get(self.node, key)
 
-    def entries(self, kind: str) -> list[Node]:
-        """The `include` or `exclude` entries."""
-        return _items(mapping_get(self.node, kind))
+    def _distinct(self, kind: str) -> list[Node]:
+        """The `include` or `exclude` entries, each node once."""
+        entries = _items(mapping_get(self.node, kind))
+        self.reading.visit(self.node, len(entries))
+        return list({id(entry): entry for entry in entries}.values())
 
-    @functools.cached_property
-    def runs(self) -> list[dict[str, Node]] | None:
-        """The runs the own keys make, less the excluded ones; None when they cannot all be read.
-
-        Without own keys there are none: each include entry is then a run of its own.
-        """
-        names = [name for name in _keys(self.node) if name not in _NOT_MATRIX_KEYS]
-        lists = [self.own(name) for name in names]
+    def _read_runs(self) -> None:
+        lists = [self.own(name) for name in self.names]
         if not all(isinstance(values, SequenceNode) for values in lists):
-            return None
-        product = itertools.product(*(_items(values) for values in lists)) if names else iter(())
-        runs = [dict(zip(names, values, strict=True)) for values in itertools.islice(product, _MAX_RUNS + 1)]
-        if len(runs) > _MAX_RUNS:
-            return None
-        return [run for run in runs if not any(_excludes(entry, run) for entry in self.entries("exclude"))]
+            return
+        count = math.prod(len(_items(values)) for values in lists) if self.names else 0
+        if count > _MAX_RUNS:
+            self.unknown = _too_many(count)
+            return
+        self.reading.visit(self.node, count * len(self.names))
+        for run, values in enumerate(itertools.product(*(_items(values) for values in lists))):
+            for name, value in zip(self.names, values, strict=True):
+                slot = (name, _identity(value))
+                self.having[slot] = self.having.get(slot, 0) | 1 << run
+        every = (1 << count) - 1
+        excluded = 0
+        for entry in self.exclude:  # an exclude entry names only own keys, each with the run's value
+            if isinstance(entry, MappingNode) and self.named.issuperset(_keys(entry)):
+                excluded |= self._matching(entry, every)
+        self.runs = every & ~excluded
+        included = _items(mapping_get(self.node, "include"))
+        total = self.runs.bit_count() + sum(self.adds_a_run(entry) for entry in included)
+        if total > _MAX_RUNS:
+            self.unknown = _too_many(total)
+            self.runs = None
+            self._adds.clear()  # what was worked out against runs GitHub never starts
 
-    def every_run_gets(self, key: str) -> bool:
-        """Whether every run of the own keys matches an include entry holding `key`."""
-        holders = [entry for entry in self.entries("include") if mapping_get(entry, key) is not None]
-        return self.runs is not None and all(any(_matches(entry, run) for entry in holders) for run in self.runs)
+    def _matching(self, entry: Node, runs: int) -> int:
+        """Which of `runs` an entry agrees with on every own key it names."""
+        if not isinstance(entry, MappingNode):
+            return 0
+        self.reading.visit(entry, len(entry.value))
+        for key, value in entry.value:
+            name = scalar_text(key)
+            if name is not None and name in self.named:
+                runs &= self.having.get((name, _identity(value)), 0)
+        return runs
 
     def adds_a_run(self, entry: Node) -> bool:
         """Whether an include entry matches none of the own keys' runs, and so is a run of its own."""
-        return self.runs is None or not any(_matches(entry, run) for run in self.runs)
+        if id(entry) not in self._adds:
+            self._adds[id(entry)] = self.runs is None or self._matching(entry, self.runs) == 0
+        return self._adds[id(entry)]
+
+    def every_run_gets(self, key: str) -> bool:
+        """Whether every run of the own keys matches an include entry holding `key`."""
+        if self.runs is None:
+            return False
+        if key not in self._every:
+            covered = 0
+            for number, _ in self.keyed("include").get(key, []):
+                covered |= self._matching(self.include[number], self.runs)
+            self._every[key] = covered & self.runs == self.runs
+        return self._every[key]
+
+    def keyed(self, kind: str) -> dict[str, list[tuple[int, Node]]]:
+        """Key -> (number, value) of every `include` or `exclude` entry holding the key, in the entries' order:
+        what a matrix expression takes costs a step per entry that holds its key, not one per entry."""
+        if kind not in self._keyed:
+            keyed: dict[str, list[tuple[int, Node]]] = {}
+            for number, entry in enumerate(self.include if kind == "include" else self.exclude):
+                pairs = mapping_pairs(entry)
+                self.reading.visit(entry, len(pairs))
+                for key, value in pairs:
+                    keyed.setdefault(str(key.value), []).append((number, value))
+            self._keyed[kind] = keyed
+        return self._keyed[kind]
+
+    def adding(self) -> list[int]:
+        """The numbers of the include entries that are runs of their own."""
+        if self._adding is None:
+            self._adding = [number for number, entry in enumerate(self.include) if self.adds_a_run(entry)]
+        return self._adding
 
     def excluded(self, path: list[str], written: set[str]) -> list[ScalarNode]:
         """The `exclude` values at `path` that equal a value in `written`: an exclude matches runs by value."""
         found: list[ScalarNode] = []
-        for entry in self.entries("exclude"):
-            value = _follow(entry, path)
+        for _, holding in self.keyed("exclude").get(path[0], []):
+            value = _follow(holding, path[1:], self.reading)
             if isinstance(value, ScalarNode) and str(value.value) in written:
                 found.append(value)
         return found
 
 
-@dataclass
 class _Drawn:
     """The scalars a matrix expression takes across a job's runs, and why some runs' values cannot be read."""
 
-    values: list[ScalarNode] = field(default_factory=list)
-    gaps: list[str] = field(default_factory=list)
+    def __init__(self, gap: str | None = None) -> None:
+        self.values: list[ScalarNode] = []
+        self.gap = gap  # the first reason
+        self.gaps = 0 if gap is None else 1
 
-    def take(self, node: Node, path: list[str]) -> None:
+    def lack(self, reason: str, count: int = 1) -> None:
+        self.gap = self.gap or reason
+        self.gaps += count
+
+    def take(self, node: Node, path: list[str], reading: _Reading) -> None:
         """The value at `path` below `node`, an entry of the matrix."""
-        value = _follow(node, path)
+        value = _follow(node, path, reading)
         if isinstance(value, ScalarNode):
             self.values.append(value)
         elif value is None:
-            self.gaps.append(f"the matrix entry at line {_line(node)} has no `{'.'.join(path)}`")
+            self.lack(f"the matrix entry at line {_line(node)} has no `{'.'.join(path)}`")
         else:
-            self.gaps.append(f"the matrix value at line {_line(value)} is not a single value")
+            self.lack(f"the matrix value at line {_line(value)} is not a single value")
 
     def take_own(self, matrix: _Matrix, path: list[str]) -> None:
         """The values in the list under the own key, and the `exclude` values naming one of them."""
         key, rest = path[0], path[1:]
         own = matrix.own(key)
+        if matrix.unknown is not None:
+            self.lack(matrix.unknown)
         if isinstance(own, SequenceNode):
             for item in own.value:
-                self.take(item, rest)
+                self.take(item, rest, matrix.reading)
             self.values.extend(matrix.excluded(path, {str(value.value) for value in self.values}))
         elif own is not None:
-            self.gaps.append(f"matrix `{key}` is not a list written out in the workflow")
+            self.lack(f"matrix `{key}` is not a list written out in the workflow")
         elif not matrix.every_run_gets(key):
-            self.gaps.append(f"some runs of the matrix's own keys get no `{key}` from an include entry")
+            self.lack(f"some runs of the matrix's own keys get no `{key}` from an include entry")
 
     def take_included(self, matrix: _Matrix, path: list[str]) -> None:
         """The values of `include` entries; an entry without one that is a run of its own is a gap."""
         key, rest = path[0], path[1:]
         if not isinstance(mapping_get(matrix.node, "include"), SequenceNode | None):
-            self.gaps.append("matrix `include` is not a list written out in the workflow")
-        for entry in matrix.entries("include"):
-            value = mapping_get(entry, key)
-            if value is not None:
-                self.take(value, rest)
-            elif matrix.adds_a_run(entry):
-                self.gaps.append(f"the include entry at line {_line(entry)} has no `{key}`")
+            self.lack("matrix `include` is not a list written out in the workflow")
+        holding = matrix.keyed("include").get(key, [])
+        for _, value in holding:
+            self.take(value, rest, matrix.reading)
+        held = {number for number, _ in holding}
+        adding = matrix.adding()
+        missing = len(adding) - sum(1 for number in held if matrix.adds_a_run(matrix.include[number]))
+        if missing:  # the first is found past at most the entries that hold the key
+            first = next(number for number in adding if number not in held)
+            self.lack(f"the include entry at line {_line(matrix.include[first])} has no `{key}`", missing)
 
 
-def _draw(job: Node, path: list[str]) -> _Drawn:
-    """What `matrix.<path>` takes in a job's runs.
+def _draw(job: Node, path: list[str], reading: _Reading) -> _Drawn:
+    """What `matrix.<path>` takes in a job's runs, worked out once per matrix and path.
 
     The values are those of the own list, of `include` entries, and of the `exclude`
     entries that name an own value: those are pinned with it, or they would stop matching.
@@ -266,43 +386,42 @@ def _draw(job: Node, path: list[str]) -> _Drawn:
     strategy = mapping_get(job, "strategy")
     node = mapping_get(strategy, "matrix") if strategy is not None else None
     if not isinstance(node, MappingNode):
-        return _Drawn(gaps=["the job's strategy.matrix is not written out in the workflow"])
-    matrix = _Matrix(node)
-    if matrix.own(path[0]) is None and all(mapping_get(entry, path[0]) is None for entry in matrix.entries("include")):
-        return _Drawn(gaps=[f"no `{path[0]}` in the job's strategy.matrix"])
+        return _Drawn("the job's strategy.matrix is not written out in the workflow")
+    key = (id(node), tuple(path))
+    if key not in reading.drawn:
+        reading.drawn[key] = _drawn(reading.matrix(node), path)
+    return reading.drawn[key]
+
+
+def _drawn(matrix: _Matrix, path: list[str]) -> _Drawn:
+    if matrix.own(path[0]) is None and path[0] not in matrix.keyed("include"):
+        return _Drawn(f"no `{path[0]}` in the job's strategy.matrix")
     drawn = _Drawn()
     drawn.take_own(matrix, path)
     drawn.take_included(matrix, path)
     return drawn
 
 
+def _too_many(runs: int) -> str:
+    return f"the matrix makes {runs} runs, more than the {_MAX_RUNS} GitHub starts"
+
+
 def _items(node: Node | None) -> list[Node]:
     return list(node.value) if isinstance(node, SequenceNode) else []
 
 
-def _follow(node: Node, path: list[str]) -> Node | None:
+def _follow(node: Node, path: list[str], reading: _Reading) -> Node | None:
+    reading.visit(node, 1 + len(path))
     value: Node | None = node
     for key in path:
         value = mapping_get(value, key) if value is not None else None
     return value
 
 
-def _matches(entry: Node, run: dict[str, Node]) -> bool:
-    """Whether an include entry agrees with a run on every key the run has."""
-    if not isinstance(entry, MappingNode):
-        return False
-    return all(_same(value, run[name]) for key, value in entry.value
-               if (name := scalar_text(key)) is not None and name in run)
-
-
-def _excludes(entry: Node, run: dict[str, Node]) -> bool:
-    """Whether an exclude entry names only keys of the run, each with the run's value."""
-    return _matches(entry, run) and run.keys() >= set(_keys(entry))
-
-
-def _same(a: Node, b: Node) -> bool:
-    text = scalar_text(a)
-    return a is b or (text is not None and text == scalar_text(b))
+def _identity(value: Node) -> object:
+    """What a value is to matching: its text, or the node itself (a mapping, a null) when it has none."""
+    text = scalar_text(value)
+    return ("", text) if text is not None else ("node", id(value))
 
 
 def _keys(node: Node) -> list[str]:

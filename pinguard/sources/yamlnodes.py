@@ -18,13 +18,14 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
-from pinguard.reference import parse
-from pinguard.sources.base import DigestField, Found, SourceError, Span
+from pinguard.reference import Reference, parse
+from pinguard.sources.base import DigestField, Found, SourceError, Span, Unreadable
 
 _NULL = "tag:yaml.org,2002:null"
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
+_TOO_DEEP = "maximum nesting depth"
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -65,38 +66,62 @@ def compose(text: str) -> list[Node]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise SourceError(f"invalid YAML: {exc.problem or exc.context}", line, column) from None
+        problem = str(exc.problem or exc.context)
+        if _TOO_DEEP in problem:  # libyaml's bound on nesting: the text may be valid YAML, but not read
+            raise Unreadable(f"YAML nested too deeply to read ({problem})", line, column) from None
+        raise SourceError(f"invalid YAML: {problem}", line, column) from None
     except yaml.YAMLError as exc:
         raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
+    except RecursionError:  # PyYAML's own composer, where libyaml is missing, recurses once per level
+        raise Unreadable("YAML nested too deeply to read", 1, 1) from None
 
 
 def is_templated(value: str) -> bool:
     return _TEMPLATE.search(value) is not None
 
 
-def mapping_get(node: Node, key: str) -> Node | None:
-    """The value of `key`, its own or merged in with `<<: *anchor` (own keys win, then earlier merges, as YAML says).
+def mapping_get(node: Node | None, key: str) -> Node | None:
+    """The value of `key`, its own or merged in with `<<: *anchor`, as a YAML loader sees it."""
+    for mapping in _layers(node):
+        for k, v in mapping.value:
+            if isinstance(k, ScalarNode) and k.value == key:
+                found: Node = v
+                return found
+    return None
 
-    Merged mappings are searched depth first, each once: one mapping merged again and
-    again through aliases (a merge-key bomb) would otherwise be searched once per path
-    to it, a number that grows exponentially with the nesting.
+
+def mapping_pairs(node: Node | None) -> list[tuple[ScalarNode, Node]]:
+    """Every key and value a YAML loader may see in a mapping: all its own pairs (a key written twice is
+    kept twice: loaders differ on which wins), then those merged in with `<<` that no pair before names."""
+    pairs: list[tuple[ScalarNode, Node]] = []
+    named: set[str] = set()
+    for mapping in _layers(node):
+        own = [(k, v) for k, v in mapping.value if isinstance(k, ScalarNode) and k.tag != _MERGE]
+        pairs.extend((k, v) for k, v in own if k.value not in named)
+        named.update(k.value for k, _ in own)
+    return pairs
+
+
+def _layers(node: Node | None) -> Iterator[MappingNode]:
+    """A mapping, then those merged into it with `<<`, in the order their keys count: own keys win,
+    then earlier merges, depth first, as YAML says.
+
+    Each mapping once: one merged again and again through aliases (a merge-key bomb) would
+    otherwise be read once per path to it, a number that grows exponentially with the nesting.
     """
     seen: set[int] = set()
-    stack: list[Node] = [node]
+    stack: list[Node | None] = [node]
     while stack:
         mapping = stack.pop()
         if not isinstance(mapping, MappingNode) or id(mapping) in seen:
             continue
         seen.add(id(mapping))
+        yield mapping
         merged: list[Node] = []
         for k, v in mapping.value:
-            if isinstance(k, ScalarNode) and k.value == key:
-                found: Node = v
-                return found
             if isinstance(k, ScalarNode) and k.tag == _MERGE:
                 merged.extend(v.value if isinstance(v, SequenceNode) else [v])
-        stack.extend(reversed(merged))  # the first merged mapping is searched first
-    return None
+        stack.extend(reversed(merged))  # the first merged mapping is read first
 
 
 def scalar_text(node: Node | None) -> str | None:
@@ -148,6 +173,40 @@ def walk_pairs(root: Node) -> Iterator[tuple[MappingNode, ScalarNode, Node]]:
                     stack.append(value)
         elif isinstance(node, SequenceNode):
             stack.extend(item for item in node.value if not isinstance(item, ScalarNode))
+
+
+def expanded_size(root: Node, cap: int) -> int:
+    """How many nodes `root` holds once its aliases are expanded, as a tree walk meets them; at most `cap`.
+
+    Each node's size is worked out once, from its children's: linear in the nodes
+    written, however far the aliases would multiply them. A node that holds itself
+    (`&a [*a]`) never ends: `cap`.
+    """
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack[-1]
+        if id(node) in sizes:
+            stack.pop()
+            continue
+        children = _children(node)
+        if id(node) not in open_nodes:
+            open_nodes.add(id(node))
+            for child in children:
+                if id(child) in open_nodes and id(child) not in sizes:
+                    return cap  # an ancestor of its own
+            stack.extend(child for child in children if id(child) not in sizes)
+            continue
+        stack.pop()
+        sizes[id(node)] = min(cap, 1 + sum(sizes[id(child)] for child in children))
+    return sizes[id(root)]
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [item for pair in node.value for item in pair]
+    return list(node.value) if isinstance(node, SequenceNode) else []
 
 
 @dataclass(frozen=True)
@@ -252,12 +311,20 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     if (line_start is None and not flow) or where.text[start:end] != written:
         whole = where.span(to_file(node.start_mark.index), to_file(node.start_mark.index) + 1)
         return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None,
-                     "written with escapes or as a block scalar; write it as a plain or quoted value to pin it")
+                     "written with escapes or as a block scalar; write it as a plain or quoted value to pin it",
+                     decoded=_reference_or_none(written))
     try:
         reference = parse(written)
     except InvalidReference as exc:
         return Found(where.path, where.source, where.span(start, end), written, None, str(exc))
     return Found(where.path, where.source, where.span(start, end), written, reference)
+
+
+def _reference_or_none(value: str) -> Reference | None:
+    try:
+        return parse(value)
+    except InvalidReference:
+        return None
 
 
 def _block_line(node: ScalarNode, where: Located, to_file: Callable[[int], int]) -> int | None:

@@ -1,86 +1,147 @@
-"""The exported ValidatingAdmissionPolicy judged as the API server judges a request, its CEL run by cel-python.
+"""The exported ValidatingAdmissionPolicies judged as the API server judges a request, their CEL run as it runs it.
 
-`admit` does what the admission plugin does for one request: the policy's
-`matchConstraints` and the binding's namespace selector decide whether it applies;
-then the variables are evaluated (in order, each seeing the ones before), then the
-validation, then on failure the `messageExpression`; the binding's action says what a
-failure does. A CEL error is raised: the API server would deny the request
-(`failurePolicy: Fail`), and no object here should make one.
+`admit` does what the admission plugin does for one request: each binding whose
+policy's `matchConstraints` (group, version, resource, operation) and whose namespace
+selector match is evaluated with the params it names (missing params deny: the
+binding's `parameterNotFoundAction`); each evaluation runs the variables (in order,
+each seeing the ones before), then the validation, then on failure the
+`messageExpression`; any evaluation that fails with the action `Deny` denies the
+request, and the server answers with the message of one of them (the first it meets,
+in an order it does not fix). A variable's cost is charged to the validation that reads
+it, and one evaluation may spend `EVALUATION_BUDGET` in all. A CEL error is raised: the
+API server would deny the request (`failurePolicy: Fail`), and no object here should
+make one. The CEL is the API server's, not cel-python's (`tests.admission.cel`).
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import celpy
 from celpy import celtypes
+from celpy.evaluation import CELEvalError
 
-ENV = celpy.Environment()
+from tests.admission.cel import Meter, evaluate
 
-# kind -> (API group, version, resource), for every kind the policy is meant to hold
+EVALUATION_BUDGET = 10_000_000  # RuntimeCELCostBudget: one evaluation of a policy, all its expressions
+
+# kind -> (API group, version, resource), for every kind that holds a pod spec
 RESOURCES = {
     "Pod": ("", "v1", "pods"),
     "Deployment": ("apps", "v1", "deployments"),
     "StatefulSet": ("apps", "v1", "statefulsets"),
     "DaemonSet": ("apps", "v1", "daemonsets"),
     "ReplicaSet": ("apps", "v1", "replicasets"),
+    "ReplicationController": ("", "v1", "replicationcontrollers"),
     "Job": ("batch", "v1", "jobs"),
     "CronJob": ("batch", "v1", "cronjobs"),
     "RayCluster": ("ray.io", "v1", "rayclusters"),
     "RayJob": ("ray.io", "v1", "rayjobs"),
     "RayService": ("ray.io", "v1", "rayservices"),
+    "RayCronJob": ("ray.io", "v1", "raycronjobs"),
     "PyTorchJob": ("kubeflow.org", "v1", "pytorchjobs"),
 }
 
 
+# --- admission ---
+
 @dataclass(frozen=True)
 class Verdict:
     allowed: bool
-    message: str | None = None  # what a failed validation says, whatever the action
+    message: str | None = None  # what a failed validation says (the first failure met), whatever the action
     action: str | None = None  # the binding's action when the validation failed
-    applies: bool = True  # whether the policy and binding matched the request at all
+    applies: bool = True  # whether any policy and binding matched the request at all
+    messages: tuple[str, ...] = field(default=(), compare=False)  # of every failed evaluation
+    cost: int = field(default=0, compare=False)  # of the costliest evaluation
 
 
-def evaluate(expression: str, activation: Mapping[str, Any]) -> Any:
-    """One CEL expression; an error is raised, as a failed expression fails the request."""
-    result = ENV.program(ENV.compile(expression)).evaluate(dict(activation))
-    if isinstance(result, celpy.CELEvalError):
-        raise result
-    return result
+@dataclass(frozen=True)
+class Evaluation:
+    failed: bool
+    message: str | None
+    cost: int
 
 
 def admit(objects: Sequence[Mapping[str, Any]], obj: Mapping[str, Any], *, namespace: str = "team",
           operation: str = "CREATE", old: Mapping[str, Any] | None = None, subresource: str = "") -> Verdict:
-    """The verdict of the policy in `objects` (params, policy, binding) on creating or updating `obj`."""
-    params, policy, binding = objects
+    """The verdict of every policy and binding in `objects` on creating or updating `obj`."""
     kind = str(obj["kind"])
     group, version, resource = RESOURCES[kind]
-    if not _matched(policy["spec"]["matchConstraints"], group, resource + (f"/{subresource}" if subresource else ""),
-                    operation) or not _selected(binding["spec"]["matchResources"], namespace):
-        return Verdict(True, applies=False)
     request = {"kind": {"group": group, "version": version, "kind": kind},
                "resource": {"group": group, "version": version, "resource": resource},
                "subResource": subresource, "operation": operation, "namespace": namespace,
                "name": obj.get("metadata", {}).get("name", "")}
-    activation: dict[str, Any] = {name: celpy.json_to_cel(value) for name, value in (
-        ("object", obj), ("oldObject", old), ("request", request), ("params", params))}
+    policies = {p["metadata"]["name"]: p for p in objects if p["kind"] == "ValidatingAdmissionPolicy"}
+    configmaps = {(c["metadata"]["namespace"], c["metadata"]["name"]): c for c in objects if c["kind"] == "ConfigMap"}
+    failures: list[tuple[str, str]] = []
+    applies, cost = False, 0
+    for binding in (b for b in objects if b["kind"] == "ValidatingAdmissionPolicyBinding"):
+        policy = policies.get(binding["spec"]["policyName"])
+        if policy is None or not _selected(binding["spec"]["matchResources"], namespace) or not _matched(
+                policy["spec"]["matchConstraints"], group, version, resource + (f"/{subresource}" * bool(subresource)),
+                operation):
+            continue
+        applies = True
+        ref = binding["spec"]["paramRef"]
+        params = configmaps.get((ref["namespace"], ref["name"]))
+        if params is None:
+            failures.append(("failed to configure binding: no params found for policy binding with `Deny` "
+                             "parameterNotFoundAction", "Deny"))
+            continue
+        evaluation = evaluate_policy(policy, params, obj, old, request)
+        cost = max(cost, evaluation.cost)
+        if evaluation.failed:
+            failures.append((str(evaluation.message), binding["spec"]["validationActions"][0]))
+    if not failures:
+        return Verdict(True, applies=applies, cost=cost)
+    message, action = failures[0]
+    return Verdict(all(a != "Deny" for _, a in failures), message, action, messages=tuple(m for m, _ in failures),
+                   cost=cost)
+
+
+def evaluate_policy(policy: Mapping[str, Any], params: Mapping[str, Any], obj: Mapping[str, Any],
+                    old: Mapping[str, Any] | None, request: Mapping[str, Any]) -> Evaluation:
+    """One evaluation: the variables (their cost charged to the validation), the validation, the message."""
+    activation: dict[str, Any] = {"object": celpy.json_to_cel(obj), "oldObject": celpy.json_to_cel(old),
+                                  "request": celpy.json_to_cel(request), "params": _params(json.dumps(params))}
     variables: dict[celtypes.StringType, Any] = {}
+    meter = Meter()
     for variable in policy["spec"]["variables"]:
         activation["variables"] = celtypes.MapType(variables)
-        variables[celtypes.StringType(variable["name"])] = evaluate(variable["expression"], activation)
+        variables[celtypes.StringType(variable["name"])] = evaluate(variable["expression"], activation, meter)
     activation["variables"] = celtypes.MapType(variables)
+    total = 0
     for validation in policy["spec"]["validations"]:
-        if not evaluate(validation["expression"], activation):
-            message = str(evaluate(validation["messageExpression"], activation))
-            actions = binding["spec"]["validationActions"]
-            return Verdict("Deny" not in actions, message, actions[0])
-    return Verdict(True)
+        passed = evaluate(validation["expression"], activation, meter)
+        total += meter.cost
+        if not passed:
+            message_meter = Meter()
+            message = evaluate(validation["messageExpression"], activation, message_meter)
+            total += message_meter.cost
+            _within_budget(total)
+            return Evaluation(True, str(message), total)
+        meter = Meter()
+    _within_budget(total)
+    return Evaluation(False, None, total)
 
 
-def _matched(constraints: Mapping[str, Any], group: str, resource: str, operation: str) -> bool:
-    return any(group in rule["apiGroups"] and resource in rule["resources"] and operation in rule["operations"]
-               for rule in constraints["resourceRules"])
+def _within_budget(total: int) -> None:
+    if total > EVALUATION_BUDGET:
+        raise CELEvalError(f"validation failed due to running out of cost budget ({total})")
+
+
+@cache
+def _params(text: str) -> Any:
+    """A params object as CEL sees it; converted once, however many requests read it."""
+    return celpy.json_to_cel(json.loads(text))
+
+
+def _matched(constraints: Mapping[str, Any], group: str, version: str, resource: str, operation: str) -> bool:
+    return any(group in rule["apiGroups"] and version in rule["apiVersions"] and resource in rule["resources"]
+               and operation in rule["operations"] for rule in constraints["resourceRules"])
 
 
 def _selected(match: Mapping[str, Any], namespace: str) -> bool:
@@ -92,6 +153,8 @@ def _selected(match: Mapping[str, Any], namespace: str) -> bool:
             return False
     return True
 
+
+# --- objects to admit ---
 
 def pod_spec(*containers: tuple[str, str], init: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     spec: dict[str, Any] = {"containers": [{"name": name, "image": image} for name, image in containers]}
@@ -105,12 +168,14 @@ def holding(kind: str, spec: Mapping[str, Any], name: str = "x") -> dict[str, An
     group, version, _ = RESOURCES[kind]
     template = {"metadata": {"labels": {"app": name}}, "spec": dict(spec)}
     cluster = {"headGroupSpec": {"template": template}, "workerGroupSpecs": [{"groupName": "w", "template": template}]}
+    job = {"entrypoint": "python x.py", "rayClusterSpec": cluster}
     specs: dict[str, Any] = {
         "Pod": dict(spec),
         "CronJob": {"schedule": "@daily", "jobTemplate": {"spec": {"template": template}}},
         "RayCluster": cluster,
-        "RayJob": {"entrypoint": "python x.py", "rayClusterSpec": cluster},
+        "RayJob": job,
         "RayService": {"rayClusterConfig": cluster},
+        "RayCronJob": {"schedule": "@daily", "jobTemplate": job},
         "PyTorchJob": {"pytorchReplicaSpecs": {"Master": {"template": template}, "Worker": {"template": template}}},
     }
     return {"apiVersion": f"{group}/{version}".lstrip("/"), "kind": kind, "metadata": {"name": name},

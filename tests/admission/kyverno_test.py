@@ -1,17 +1,17 @@
 """The Kyverno ClusterPolicy, read back and checked field by field (no Kyverno binary here).
 
-What Kyverno would do with it is played with the pieces it is made of: each rule's
+What Kyverno would do with it is played with the pieces it is made of: the rule's
 `foreach` list is a JMESPath expression (evaluated with `jmespath`, the same language
 Kyverno's go-jmespath speaks), the deny key cuts the image with `regex_replace_all`
 (Go's RE2 replace, played with Python's `re`, which reads the pattern alike but for a
 `$` before a final newline, and no image ends in one), and `AnyNotIn` denies a key
-that is not in the list. Autogen is played as Kyverno does it, by rewriting
-`request.object.spec` in the Pod rule for each controller.
+that is not in the list. The rule names every kind it judges, so no autogen is played.
 """
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,9 @@ import yaml
 
 from pinguard import lockfile
 from pinguard.admission import MODES, Source, kyverno
+from pinguard.admission.kinds import custom
 from pinguard.cli import main
+from pinguard.errors import PinguardError
 from pinguard.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.helpers import RESOURCES, holding, pod_spec
@@ -35,34 +37,25 @@ OTHER = "sha256:" + "b" * 64
 LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, "m", 0, "other", None, "t", {"linux/arm64": PLATFORM})])
 SOURCE = Source(LOCK, "deploy/pinguard.lock", "1" * 64)
 CUT = re.compile(r"\{\{ regex_replace_all\('(?P<pattern>[^']+)', element\.image, '\$1'\) \}\}")
-# Where autogen puts the pod spec of each controller, as Kyverno rewrites `request.object.spec` for it.
-AUTOGEN = {"Deployment": "spec.template.spec", "StatefulSet": "spec.template.spec", "DaemonSet": "spec.template.spec",
-           "ReplicaSet": "spec.template.spec", "Job": "spec.template.spec",
-           "CronJob": "spec.jobTemplate.spec.template.spec"}
 
 
-def policy(bound: tuple[str, ...] = (), mode: str = "deny") -> dict[str, Any]:
-    [only] = kyverno.objects(SOURCE, bound, mode)
+def policy(bound: tuple[str, ...] = (), mode: str = "deny", kinds: tuple[str, ...] = ()) -> dict[str, Any]:
+    [only] = kyverno.objects(SOURCE, bound, mode, custom(kinds))
     return only
 
 
-def denied(rules: list[dict[str, Any]], obj: dict[str, Any]) -> list[str]:
+def denied(rules: list[dict[str, Any]], obj: dict[str, Any], kind: str | None = None) -> list[str]:
     """The images the rules matching `obj`'s kind deny, in foreach order, as Kyverno would evaluate them."""
-    kind = obj["kind"]
-    matching = [(r, None) for r in rules if r["match"]["any"][0]["resources"]["kinds"] == [kind]]
-    if kind in AUTOGEN:
-        matching = [(r, AUTOGEN[kind]) for r in rules if r["match"]["any"][0]["resources"]["kinds"] == ["Pod"]]
+    kind = kind or obj["kind"]
+    matching = [r for r in rules if kind in r["match"]["any"][0]["resources"]["kinds"]]
     assert matching, f"no rule for {kind}"
     images = []
-    for rule, spec_path in matching:
+    for rule in matching:
         for foreach in rule["validate"]["foreach"]:
-            expression = foreach["list"]
-            if spec_path:
-                expression = expression.replace("request.object.spec", f"request.object.{spec_path}")
             [condition] = foreach["deny"]["conditions"]["any"]
             cut = CUT.fullmatch(condition["key"])
             assert cut is not None and condition["operator"] == "AnyNotIn"
-            for container in jmespath.search(expression, {"request": {"object": obj}}) or []:
+            for container in jmespath.search(foreach["list"], {"request": {"object": obj}}) or []:
                 if re.sub(cut["pattern"], r"\1", container.get("image", "")) not in condition["value"]:
                     images.append(container.get("image", ""))
     return images
@@ -82,31 +75,26 @@ def test_the_policy_field_by_field(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     metadata = document["metadata"]
     assert metadata["name"] == "pinguard-lock"
     assert metadata["labels"] == {"app.kubernetes.io/managed-by": "pinguard",
-                                  "app.kubernetes.io/component": "admission-policy"}
+                                  "app.kubernetes.io/component": "admission-policy",
+                                  "pinguard.dev/scope": "pinguard-lock"}
     assert metadata["annotations"]["pinguard.dev/lockfile"] == "deploy/pinguard.lock"
     assert metadata["annotations"]["pinguard.dev/lock-sha256"] == sha256
-    assert "pod-policies.kyverno.io/autogen-controllers" not in metadata["annotations"]  # Kyverno's default: all
     assert document["spec"] == {"background": True, "rules": document["spec"]["rules"]}
-    rules = document["spec"]["rules"]
-    assert [(r["name"], r["match"]["any"][0]["resources"]["kinds"]) for r in rules] == [
-        ("pods", ["Pod"]), ("pod-ephemeral-containers", ["Pod/ephemeralcontainers"]), ("ray-clusters", ["RayCluster"]),
-        ("ray-jobs", ["RayJob"]), ("ray-services", ["RayService"]), ("pytorch-jobs", ["PyTorchJob"])]
-    for rule in rules:
-        assert set(rule) == {"name", "match", "exclude", "validate"}  # validate only: no mutate, generate, verifyImages
-        assert rule["exclude"] == {"any": [{"resources": {"namespaces": ["kube-system"]}}]}
-        validate = rule["validate"]
-        assert set(validate) == {"failureAction", "message", "foreach"} and validate["failureAction"] == "Enforce"
-        assert validate["message"].startswith("image {{ element.image }} is not pinned to a digest of the lock")
-        [foreach] = validate["foreach"]
-        assert set(foreach) == {"list", "deny"}
-        [condition] = foreach["deny"]["conditions"]["any"]
-        assert condition["value"] == sorted([DIGEST, PLATFORM])  # index and platform digests, sorted
-        assert CUT.fullmatch(condition["key"])
-    # Autogen makes controller rules from a rule whose kinds are Pod alone, and only when no rule mixes Pod with
-    # other kinds, names or selectors; custom resources it never covers, so each has its own rule.
-    assert all(r["match"]["any"][0]["resources"]["kinds"] == ["Pod"] or "Pod" not in r["match"]["any"][0]["resources"][
-        "kinds"] for r in rules)
-    assert all(set(r["match"]["any"][0]["resources"]) <= {"kinds", "namespaces"} for r in rules)
+    [rule] = document["spec"]["rules"]
+    assert rule["match"]["any"][0]["resources"]["kinds"] == [
+        "Pod", "Pod/ephemeralcontainers", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job",
+        "ReplicationController", "CronJob", "RayCluster", "RayJob", "RayService", "RayCronJob", "PyTorchJob"]
+    assert set(rule) == {"name", "match", "exclude", "validate"}  # validate only: no mutate, generate, verifyImages
+    assert rule["exclude"] == {"any": [{"resources": {"namespaces": ["kube-system"]}}]}
+    validate = rule["validate"]
+    assert set(validate) == {"failureAction", "message", "foreach"} and validate["failureAction"] == "Enforce"
+    assert validate["message"].startswith("image {{ element.image }} is not pinned to a digest of the lock")
+    [foreach] = validate["foreach"]
+    assert set(foreach) == {"list", "deny"}
+    [condition] = foreach["deny"]["conditions"]["any"]
+    assert condition["value"] == sorted([DIGEST, PLATFORM])  # index and platform digests, sorted, written once
+    assert CUT.fullmatch(condition["key"])
+    assert out.getvalue().count(DIGEST) == 1
 
 
 @pytest.mark.parametrize(("mode", "action", "warning"), [("deny", "Enforce", None), ("warn", "Audit", True),
@@ -118,8 +106,10 @@ def test_the_mode_is_the_failure_action(mode: str, action: str, warning: bool | 
     assert set(MODES) == {"deny", "warn", "audit"}
 
 
-def test_named_namespaces_are_matched_and_none_excluded() -> None:
-    for rule in policy(("research", "team"))["spec"]["rules"]:
+def test_named_namespaces_are_matched_none_excluded_and_the_policy_is_theirs() -> None:
+    document = policy(("research", "team"))
+    assert document["metadata"]["name"] == "pinguard-lock.research.team"
+    for rule in document["spec"]["rules"]:
         assert rule["match"]["any"][0]["resources"]["namespaces"] == ["research", "team"]
         assert "exclude" not in rule
 
@@ -136,9 +126,9 @@ def test_every_kind_admits_the_locked_image_and_denies_the_rest(kind: str) -> No
 
 def test_an_ephemeral_container_is_denied_on_its_subresource() -> None:
     rules = policy()["spec"]["rules"]
-    pod = {"kind": "Pod/ephemeralcontainers", "spec": {
+    pod = {"kind": "Pod", "spec": {
         **pod_spec(("ray", f"{RAY}@{DIGEST}")), "ephemeralContainers": [{"name": "debugger", "image": "busybox:1.36"}]}}
-    assert denied(rules, pod) == ["busybox:1.36"]
+    assert denied(rules, pod, "Pod/ephemeralcontainers") == ["busybox:1.36"]
 
 
 def test_a_rayjob_without_a_cluster_spec_has_nothing_to_deny_but_its_submitter() -> None:
@@ -149,6 +139,17 @@ def test_a_rayjob_without_a_cluster_spec_has_nothing_to_deny_but_its_submitter()
     assert denied(rules, job) == ["rayproject/ray:2.40.0"]
 
 
+def test_a_custom_kind_is_matched_by_its_group_and_version_and_judged_at_its_paths() -> None:
+    rules = policy(kinds=("example.com/v1/TrainRun:spec.template.spec,spec.workers[].template.spec,"
+                          "spec.replicas.*.spec",))["spec"]["rules"]
+    assert "example.com/v1/TrainRun" in rules[0]["match"]["any"][0]["resources"]["kinds"]
+    run = {"kind": "example.com/v1/TrainRun", "spec": {
+        "template": {"spec": pod_spec(("a", "busybox:1"))}, "workers": [{"template": {"spec": pod_spec(("b", "b:2"))}}],
+        "replicas": {"x": {"spec": pod_spec(("c", "c:3"))}}}}
+    assert sorted(denied(rules, run)) == ["b:2", "busybox:1", "c:3"]
+    assert denied(rules, {"kind": "example.com/v1/TrainRun", "spec": {}}) == []
+
+
 @pytest.mark.parametrize(("image", "cut"), [
     (f"{RAY}:{TAG}@{DIGEST}", DIGEST), (f"{RAY}@{DIGEST}", DIGEST), (f"{RAY}:{TAG}", ""), ("", ""),
     (f"{RAY}@{OTHER}@{DIGEST}", ""), (DIGEST, ""), (f"{RAY}@{DIGEST.upper()}", ""),
@@ -156,3 +157,20 @@ def test_a_rayjob_without_a_cluster_spec_has_nothing_to_deny_but_its_submitter()
 def test_the_deny_key_is_the_digest_of_a_pinned_image_and_nothing_else(image: str, cut: str) -> None:
     match = CUT.fullmatch(kyverno.DIGEST_OF_IMAGE)
     assert match is not None and re.sub(match["pattern"], r"\1", image) == cut
+
+
+def test_a_policy_too_large_for_etcd_is_refused_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    size = len(json.dumps(policy()).encode())
+    monkeypatch.setattr(kyverno, "MAX_POLICY", size - 1)
+    with pytest.raises(PinguardError, match=rf"^deploy/pinguard.lock: its 2 digests make a Kyverno policy of {size} "
+                                            rf"bytes, more than the {size - 1} pinguard writes \(etcd stores at most "
+                                            r"1572864 bytes an object\): use `--format vap`"):
+        policy()
+
+
+def test_a_lock_of_15000_digests_fits_in_one_policy() -> None:
+    many = Lock().with_entries(
+        LockEntry(f"r.io/i{i}", "1", locked_test_digest("i", str(i)), "m", 0, "other", None, "t",
+                  {p: locked_test_digest(p, str(i)) for p in ("linux/amd64", "linux/arm64")}) for i in range(5000))
+    [document] = kyverno.objects(Source(many, "pinguard.lock", "0" * 64), (), "deny")
+    assert len(json.dumps(document).encode()) <= kyverno.MAX_POLICY < 1536 * 1024

@@ -1,10 +1,10 @@
-"""The exported ValidatingAdmissionPolicy, its CEL run by cel-python on what a cluster would be asked to admit.
+"""The exported ValidatingAdmissionPolicies, run as the API server runs them, on what a cluster would be asked to admit.
 
 Admitted: every object `pinguard run` submits and every object and pod KubeRay makes
 from it, from the training manifests and the examples after `pinguard pin`. Denied,
 with a message naming the image and the entry it should have been: tag-only images,
 another digest, a sidecar or init container the lock does not hold, an ephemeral
-container, for every kind the policy holds.
+container, for every kind that holds a pod spec, each judged by one policy of its shape.
 """
 from __future__ import annotations
 
@@ -16,16 +16,19 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import celpy
 import pytest
 import yaml
 
 from pinguard import lockfile
-from pinguard.admission import Source, vap
+from pinguard.admission import Source, params, vap
 from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lockfile import Lock, LockEntry
+from pinguard.reference import parse
 from pinguard.scanning import scan
 from testing.lockdata import lock_for, locked_test_digest
+from tests.admission.cel import evaluate
 from tests.admission.helpers import RESOURCES, Verdict, admit, holding, pod_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -218,8 +221,21 @@ def test_the_binding_leaves_kube_system_alone_unless_namespaces_are_named(projec
     named = vap.objects(source, ("research", "team"), "deny")
     assert admit(named, unlocked, namespace="default").applies is False
     assert not admit(named, unlocked, namespace="research").allowed
-    assert named[2]["metadata"]["name"] == named[0]["metadata"]["name"] == "pinguard-lock.research.team"
-    assert named[2]["spec"]["paramRef"]["name"] == "pinguard-lock.research.team"
+    assert {obj["metadata"]["name"].partition(".")[2] for obj in named} == {"research.team"}
+
+
+def test_every_kind_is_judged_by_the_one_policy_of_its_shape_which_names_its_versions(
+        objects: list[dict[str, Any]]) -> None:
+    policies = [obj for obj in objects if obj["kind"] == "ValidatingAdmissionPolicy"]
+    rules = [rule for policy in policies for rule in policy["spec"]["matchConstraints"]["resourceRules"]]
+    assert all("*" not in rule[field] for rule in rules for field in ("apiGroups", "apiVersions", "resources"))
+    for kind, (group, version, resource) in RESOURCES.items():
+        judging = [policy["metadata"]["name"] for policy in policies if any(
+            group in rule["apiGroups"] and version in rule["apiVersions"] and resource in rule["resources"]
+            for rule in policy["spec"]["matchConstraints"]["resourceRules"])]
+        assert len(judging) == 1, kind
+    assert admit(objects, holding("ReplicationController", pod_spec(("app", "nginx:1.25")))).allowed is False
+    assert admit(objects, holding("RayCronJob", pod_spec(("app", "nginx:1.25")))).allowed is False
 
 
 @pytest.mark.parametrize(("mode", "action"), [("warn", "Warn"), ("audit", "Audit")])
@@ -235,19 +251,42 @@ def entry(name: str, tag: str, digest: str | None = None, **platforms: str) -> L
                      {p.replace("_", "/"): d for p, d in platforms.items()})
 
 
-def test_the_params_hold_each_digest_and_how_to_write_each_entry() -> None:
+def test_the_params_hold_each_digest_and_each_entry_under_its_name() -> None:
     shared = "sha256:" + "d" * 64
     lock = Lock().with_entries([entry("docker.io/library/nginx", "1.25", shared, linux_arm64="sha256:" + "e" * 64),
                                 entry("docker.io/library/nginx", "1.25.3", shared),
-                                entry("localhost:5000/team/app", "latest", "sha256:" + "f" * 64)])
-    assert vap.params_data(source_of(lock)) == {
-        "d" * 64: f"docker.io/library/nginx:1.25.3@{shared}, docker.io/library/nginx:1.25@{shared}",
-        "d" * 64 + ".image": r"^(?:(?:(?:docker\.io|index\.docker\.io)/)?(?:library/)?nginx:1\.25"
-                             r"|(?:(?:docker\.io|index\.docker\.io)/)?(?:library/)?nginx:1\.25\.3)(?:@.*)?$",
-        "e" * 64: f"docker.io/library/nginx:1.25@{shared} (linux/arm64)",
-        "f" * 64: f"localhost:5000/team/app:latest@sha256:{'f' * 64}",
-        "f" * 64 + ".image": r"^(?:localhost:5000/team/app(?::latest)?)(?:@.*)?$",
+                                entry("localhost:5000/team_x/app", "latest", "sha256:" + "f" * 64)])
+    [configmap] = [obj for obj in vap.objects(source_of(lock), (), "deny") if obj["kind"] == "ConfigMap"]
+    assert configmap["data"] == {
+        "d" * 64: "", "e" * 64: "", "f" * 64: "",
+        "digests.from": "00", "digests.to": "ff", "names.class": "0", "names.classes": "1",
+        "docker.io_slibrary_snginx_c1.25": "d" * 64, "docker.io_slibrary_snginx_c1.25.3": "d" * 64,
+        "localhost_c5000_steam__x_sapp_clatest": "f" * 64,
     }
+    assert configmap["metadata"]["name"] == "pinguard-lock"
+    assert configmap["metadata"]["labels"]["pinguard.dev/layout"] == "1x1"
+
+
+REFERENCES = ["nginx", "nginx:1.25", "library/nginx:1.25", "docker.io/nginx:1.25", "index.docker.io/library/nginx:1.25",
+              "docker.io/library/nginx:1.25@sha256:" + "0" * 64, "user/app", "user/app:v1_2-3",
+              "localhost/app:1", "localhost:5000/team/app", "localhost:5000/team/app:latest", "Registry.local/app",
+              "ghcr.io/org/sub/app:tag", "[::1]:5000/app:1", "127.0.0.1:5000/a__b/c.d-e:f", "app@sha256:" + "1" * 64,
+              "public.ecr.aws/deep-learning-containers/ray:train-ml-cuda-v1.1"]
+
+
+@pytest.mark.parametrize("reference", REFERENCES)
+def test_an_image_s_name_and_tag_are_written_as_the_lock_s_are(reference: str) -> None:
+    parsed = parse(reference)
+    written = f"{parsed.name}:{parsed.tag or 'latest'}"
+    image = celpy.json_to_cel(reference)
+    name = evaluate(vap.name_of("i"), {"i": image})
+    assert name == written
+    assert evaluate(vap.key_of("n"), {"n": name}) == params.key(written)
+
+
+@pytest.mark.parametrize("image", ["", "@", "a@", ":", "/", "//:", "a/:b", "::::", "a@b@c", "é/ü:ö", "a" * 300 + ":x"])
+def test_any_image_has_a_name_without_an_error(image: str) -> None:
+    assert isinstance(evaluate(vap.name_of("i"), {"i": celpy.json_to_cel(image)}), str)
 
 
 @pytest.mark.parametrize(("image", "named"), [

@@ -150,12 +150,12 @@ def test_output_to_a_fifo_is_written_through(tree: Path) -> None:
 @pytest.fixture
 def no_rename(monkeypatch: pytest.MonkeyPatch) -> None:
     """A device must never be renamed over: run as root, a failing test would break it for everyone."""
-    from pinguard.commands import check
+    from pinguard import atomic
 
     def refuse(path: Path, data: bytes) -> None:
         raise AssertionError(f"would replace {path}")
 
-    monkeypatch.setattr(check, "write_bytes", refuse)
+    monkeypatch.setattr(atomic, "write_bytes", refuse)
 
 
 @pytest.mark.usefixtures("no_rename")

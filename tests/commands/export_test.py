@@ -44,15 +44,20 @@ def test_vap_is_the_default_and_names_the_lockfile_and_its_sha256(tree: Path) ->
         f"# Admits only images pinned to a digest of pinguard.lock (sha256 {sha256}),",
         "# in every namespace but kube-system; mode deny. Do not edit: "
         "`pinguard export admission --format vap --mode deny` writes it.",
-        "# When the lock changes, re-apply the ConfigMap kube-system/pinguard-lock alone.",
+        "# When the lock changes, export again and apply all of this file (the digests are in its ConfigMap in "
+        "kube-system), then delete what an export of another layout left: `kubectl delete "
+        "validatingadmissionpolicybindings,configmaps -n kube-system -l "
+        "'pinguard.dev/scope=pinguard-lock,pinguard.dev/layout!=1x1'`.",
         "---",
     ]
-    params, policy, binding = yaml.safe_load_all(out)
-    assert [params["kind"], policy["kind"], binding["kind"]] == [
-        "ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+    documents = list(yaml.safe_load_all(out))
+    kinds = [document["kind"] for document in documents]
+    assert kinds == ["ConfigMap", *["ValidatingAdmissionPolicy"] * 8, *["ValidatingAdmissionPolicyBinding"] * 8]
+    params = documents[0]
     assert params["metadata"]["annotations"] == {"pinguard.dev/lockfile": "pinguard.lock",
                                                  "pinguard.dev/lock-sha256": sha256}
-    assert params["data"][DIGEST.removeprefix("sha256:")] == f"{RAY}:{TAG}@{DIGEST}"
+    assert params["data"][DIGEST.removeprefix("sha256:")] == ""
+    assert params["data"][f"{RAY}:{TAG}".replace("/", "_s").replace(":", "_c")] == DIGEST.removeprefix("sha256:")
 
 
 def test_the_same_lock_gives_the_same_bytes(tree: Path) -> None:
@@ -60,11 +65,23 @@ def test_the_same_lock_gives_the_same_bytes(tree: Path) -> None:
     first, again = _main(*args), _main(*args)
     assert first == again and first[0] == 0
     assert "`pinguard export admission --format vap --namespace research --namespace team --mode warn`" in first[1]
-    binding = list(yaml.safe_load_all(first[1]))[2]
-    assert binding["metadata"]["name"] == "pinguard-lock.research.team"
+    documents = list(yaml.safe_load_all(first[1]))
+    assert {document["metadata"]["name"].partition(".")[2] for document in documents} == {"research.team"}
+    binding = documents[-1]
+    assert binding["metadata"]["name"] == "pinguard-lock-pytorchjobs.research.team"
     assert binding["spec"]["validationActions"] == ["Warn"]
     assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"] == [
         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["research", "team"]}]
+
+
+def test_a_custom_kind_is_exported_and_written_into_the_command(tree: Path) -> None:
+    kind = "example.com/v1/TrainRun:spec.template.spec"
+    status, out, err = _main("--kind", kind, "--format", "kyverno")
+    assert (status, err) == (0, "")
+    assert f"`pinguard export admission --format kyverno --mode deny --kind {kind}` writes it" in out
+    assert "example.com/v1/TrainRun" in yaml.safe_load(out)["spec"]["rules"][0]["match"]["any"][0]["resources"]["kinds"]
+    status, out, err = _main("--kind", "example.com/v1/TrainRun:spec.a b")
+    assert (status, out) == (2, "") and "--kind 'example.com/v1/TrainRun:spec.a b': " in err and "Traceback" not in err
 
 
 def test_the_expressions_are_block_scalars_and_nothing_is_an_alias(tree: Path) -> None:
@@ -103,11 +120,11 @@ def test_the_exported_policy_passes_check_until_the_lock_changes(tree: Path) -> 
     out = io.StringIO()
     assert main(["check", "admission.yaml", "kyverno.yaml"], env={}, stdout=out, stderr=io.StringIO()) == 1
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith(f"admission.yaml:16:1: error: ConfigMap does not admit 1 digest that pinguard.lock "
+    assert lines[0].startswith(f"admission.yaml:18:1: error: ConfigMap does not admit 1 digest that pinguard.lock "
                                f"holds: `{moved}` ({RAY}:{TAG}); export it again with `pinguard export admission`")
-    assert lines[1].startswith(f"admission.yaml:17:3: error: ConfigMap admits `{DIGEST}`, which pinguard.lock does "
+    assert lines[1].startswith(f"admission.yaml:19:3: error: ConfigMap admits `{DIGEST}`, which pinguard.lock does "
                                "not hold")
-    assert [line.split(": error: ")[0] for line in lines[2:4]] == ["kyverno.yaml:42:15", "kyverno.yaml:42:17"]
+    assert [line.split(": error: ")[0] for line in lines[2:4]] == ["kyverno.yaml:56:15", "kyverno.yaml:56:17"]
     assert lines[4:] == ["4 errors, 0 warnings"] and all(line.endswith("[stale-admission]") for line in lines[:4])
 
 

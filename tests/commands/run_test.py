@@ -422,44 +422,52 @@ def test_a_policy_cannot_excuse_a_container_the_manifest_declares(pinned: Path) 
 
 # --- `run --admission`: the lock applied as a ValidatingAdmissionPolicy before the job ---
 
-ADMISSION = [("configmaps", "kube-system", "pinguard-lock.team"), ("validatingadmissionpolicies", "", "pinguard-lock"),
-             ("validatingadmissionpolicybindings", "", "pinguard-lock.team")]
+PLURALS = {"ConfigMap": "configmaps", **vap.PLURALS}
+
+
+def _path(obj: dict[str, Any]) -> str:
+    """Where server-side apply sends an object."""
+    if obj["kind"] == "ConfigMap":
+        return f"/api/v1/namespaces/{obj['metadata']['namespace']}/configmaps/{obj['metadata']['name']}"
+    return f"/apis/admissionregistration.k8s.io/v1/{PLURALS[obj['kind']]}/{obj['metadata']['name']}"
 
 
 def test_admission_is_applied_before_the_job_and_admits_all_it_launches(pinned: Path) -> None:
+    lock_sha = hashlib.sha256((pinned / "pinguard.lock").read_bytes()).hexdigest()
+    expected = vap.objects(Source(lockfile.read(pinned / "pinguard.lock"), "pinguard.lock", lock_sha), ("team",),
+                           "deny")
     with FakeKube() as fake:
         status, out, err = _launch(fake, "training/rayjob.yaml", admission=True)
         requests, applied = fake.requests, dict(fake.applied)
         launched = [*fake.posted("rayjobs"), *fake.pods.values()]
     assert status == 0, err
     patches = [r for r in requests if r.method == "PATCH"]
-    assert [r.bare_path for r in patches] == [
-        "/api/v1/namespaces/kube-system/configmaps/pinguard-lock.team",
-        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/pinguard-lock",
-        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/pinguard-lock.team"]
+    assert [r.bare_path for r in patches] == [_path(obj) for obj in expected]  # params, policies, then bindings
     assert all(r.headers["Content-Type"] == APPLY_PATCH and r.query["fieldManager"] == ["pinguard"]
                and r.query["force"][0].lower() == "true" for r in patches)
     posting = next(i for i, r in enumerate(requests) if r.method == "POST")
     assert posting > requests.index(patches[-1])  # the policy is in place before the job is created
-    objects = [applied[key] for key in ADMISSION]
-    lock_sha = hashlib.sha256((pinned / "pinguard.lock").read_bytes()).hexdigest()
-    expected = vap.objects(Source(lockfile.read(pinned / "pinguard.lock"), "pinguard.lock", lock_sha), ("team",),
-                           "deny")
+    objects = [applied[PLURALS[obj["kind"]], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]]
+               for obj in expected]
     assert [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in ("uid", "resourceVersion")}}
             for o in objects] == expected
     assert len(launched) == 5  # the RayJob, the head, two workers, the submitter
     assert all(admit(objects, obj, namespace="team").allowed for obj in launched)
-    assert ("applied ConfigMap kube-system/pinguard-lock.team\napplied ValidatingAdmissionPolicy pinguard-lock\n"
-            "applied ValidatingAdmissionPolicyBinding pinguard-lock.team\ncreated RayJob team/qwen-fsdp") in out
+    assert ("applied ConfigMap kube-system/pinguard-lock.team\n"
+            "applied ValidatingAdmissionPolicy pinguard-lock-pods.team\n") in out
+    assert ("applied ValidatingAdmissionPolicyBinding pinguard-lock-pytorchjobs.team\n"
+            "created RayJob team/qwen-fsdp") in out
 
 
 def test_dry_run_prints_the_admission_objects_before_the_job(pinned: Path) -> None:
     status, out, err = _main("run", "--dry-run", "--admission", "--namespace", "team", "training/raycluster.yaml")
     assert status == 0, err
-    params, policy, binding, job = yaml.safe_load_all(out)
-    assert [params["kind"], policy["kind"], binding["kind"], job["kind"]] == [
-        "ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "RayCluster"]
-    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["team"]
+    *admission, job = yaml.safe_load_all(out)
+    assert [obj["kind"] for obj in admission] == [
+        "ConfigMap", *["ValidatingAdmissionPolicy"] * 8, *["ValidatingAdmissionPolicyBinding"] * 8]
+    assert job["kind"] == "RayCluster"
+    assert all(b["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["team"]
+               for b in admission if b["kind"] == "ValidatingAdmissionPolicyBinding")
     assert "`pinguard export admission --format vap --namespace team --mode deny` writes it" in out
 
 
@@ -489,5 +497,5 @@ def test_a_cluster_without_admission_policies_is_told_and_nothing_is_created(pin
         status, _, err = _main("run", "--admission", "training/rayjob.yaml", env={"KUBECONFIG": str(kubeconfig)})
         methods = [r.method for r in old_cluster.requests]
     assert status == 2 and "POST" not in methods
-    assert ("applying ValidatingAdmissionPolicy pinguard-lock: 404 Not Found: the server could not find the requested "
-            "resource (ValidatingAdmissionPolicy needs Kubernetes 1.30 or later)") in err
+    assert ("applying ValidatingAdmissionPolicy pinguard-lock-pods.team: 404 Not Found: the server could not find the "
+            "requested resource (ValidatingAdmissionPolicy needs Kubernetes 1.30 or later)") in err

@@ -81,7 +81,8 @@ def test_all_ok_after_lock(token_registry: SeededRegistry, tmp_path: Path, monke
     status, out, _ = _verify(url, ca_file, tmp_path, "--format", "json", "--fail-on-moved")
     assert status == 0
     document = json.loads(out)
-    assert document["summary"] == {"total": 3, "ok": 3, "moved": 0, "missing": 0, "mismatch": 0, "error": 0}
+    assert document["summary"] == {"total": 3, "ok": 3, "moved": 0, "unserved": 0, "missing": 0, "mismatch": 0,
+                                   "error": 0}
     assert [entry["tag"] for entry in document["entries"]] == [entry.tag for entry in lock]  # lockfile order
     for entry in document["entries"]:
         assert (entry["status"], entry["current_digest"], entry["message"]) == ("ok", entry["digest"], None)
@@ -121,7 +122,8 @@ def test_a_moved_tag(token_registry: SeededRegistry, tmp_path: Path, monkeypatch
     assert entry["current_digest"] == after.tags["train-ml-cuda-v1.1"] != moved.digest
     assert entry["message"] == (f"train-ml-cuda-v1.1 now points to {after.tags['train-ml-cuda-v1.1']}, "
                                 "the same digest as train-ml-cuda-v1.1.3")
-    assert json.loads(out)["summary"] == {"total": 3, "ok": 2, "moved": 1, "missing": 0, "mismatch": 0, "error": 0}
+    assert json.loads(out)["summary"] == {"total": 3, "ok": 2, "moved": 1, "unserved": 0, "missing": 0,
+                                          "mismatch": 0, "error": 0}
 
 
 @pytest.mark.registry

@@ -11,195 +11,34 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import struct
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
-from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
 from pinguard.provenance.bundles import verify_bundle
 from pinguard.provenance.model import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature, Trust
+from testing.signing import (
+    SIGSTORE_IDENTITY,
+    SIGSTORE_ISSUER,
+    Json,
+    LocalSigstore,
+    b64,
+    der,
+    fulcio_issuer,
+    spki,
+)
 
 DATA = Path(__file__).parent / "data"
-SIGNED_AT = datetime(2025, 6, 2, 9, 30, tzinfo=UTC)
-IDENTITY = "https://github.com/example/trainer/.github/workflows/release.yml@refs/heads/main"
-SIGNER = x509.UniformResourceIdentifier(IDENTITY)
-ISSUER = "https://token.actions.githubusercontent.com"
+IDENTITY = SIGSTORE_IDENTITY
+ISSUER = SIGSTORE_ISSUER
 IMAGE = "sha256:" + hashlib.sha256(b"an image manifest").hexdigest()
 OTHER_IMAGE = "sha256:" + hashlib.sha256(b"another image manifest").hexdigest()
-ISSUER_OID = "1.3.6.1.4.1.57264.1.8"  # a DER UTF8String
 ISSUER_V1_OID = "1.3.6.1.4.1.57264.1.1"  # raw text, deprecated
-
-Json = dict[str, Any]
-PrivateKey = ec.EllipticCurvePrivateKey
-
-
-def _new_key() -> PrivateKey:
-    return ec.generate_private_key(ec.SECP256R1())
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def _spki(key: PrivateKey) -> bytes:
-    return key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-
-
-def _der(tag: int, content: bytes) -> bytes:
-    """A DER TLV, with the length in short or long form."""
-    if len(content) < 0x80:
-        return bytes([tag, len(content)]) + content
-    size = len(content).to_bytes((len(content).bit_length() + 7) // 8, "big")
-    return bytes([tag, 0x80 | len(size)]) + size + content
-
-
-def _canonical(value: Json) -> bytes:
-    """RFC 8785 JSON for what these tests log: ASCII strings and integers only."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
-
-
-@dataclass(frozen=True)
-class LocalSigstore:
-    """A CA, a transparency log and a CT log, and one certificate the CA issued to IDENTITY."""
-
-    ca: x509.Certificate
-    certificate: x509.Certificate
-    ct_key: PrivateKey
-    log_key: PrivateKey
-    signer_key: PrivateKey
-
-    @classmethod
-    def create(cls, issuer_extension: x509.UnrecognizedExtension,
-               identity: x509.GeneralName = SIGNER) -> LocalSigstore:
-        ca_key, ct_key, log_key, signer_key = (_new_key() for _ in range(4))
-        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test sigstore CA")])
-        ca = (
-            x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(ca_key.public_key())
-            .serial_number(1).not_valid_before(SIGNED_AT - timedelta(days=30))
-            .not_valid_after(SIGNED_AT + timedelta(days=30))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
-            .sign(ca_key, hashes.SHA256())
-        )
-        leaf = (
-            x509.CertificateBuilder().subject_name(x509.Name([])).issuer_name(name)
-            .public_key(signer_key.public_key()).serial_number(2)
-            .not_valid_before(SIGNED_AT - timedelta(minutes=1)).not_valid_after(SIGNED_AT + timedelta(minutes=9))
-            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), critical=False)
-            .add_extension(x509.SubjectAlternativeName([identity]), critical=True)
-            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
-            .add_extension(issuer_extension, critical=False)
-        )
-        sct_list = _sct_list(leaf.sign(ca_key, hashes.SHA256()).tbs_certificate_bytes, ca_key, ct_key)
-        certificate = leaf.add_extension(
-            x509.UnrecognizedExtension(ExtensionOID.PRECERT_SIGNED_CERTIFICATE_TIMESTAMPS, _der(0x04, sct_list)),
-            critical=False,
-        ).sign(ca_key, hashes.SHA256())
-        return cls(ca, certificate, ct_key, log_key, signer_key)
-
-    def trusted_root(self) -> Json:
-        def log(key: PrivateKey, url: str) -> Json:
-            return {
-                "baseUrl": url, "hashAlgorithm": "SHA2_256",
-                "publicKey": {"rawBytes": _b64(_spki(key)), "keyDetails": "PKIX_ECDSA_P256_SHA_256",
-                              "validFor": {"start": "2025-01-01T00:00:00Z"}},
-                "logId": {"keyId": _b64(hashlib.sha256(_spki(key)).digest())},
-            }
-
-        return {
-            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-            "tlogs": [log(self.log_key, "https://log.test")],
-            "ctlogs": [log(self.ct_key, "https://ct.test")],
-            "certificateAuthorities": [{
-                "subject": {"organization": "test", "commonName": "test sigstore CA"},
-                "uri": "https://ca.test",
-                "certChain": {"certificates": [{"rawBytes": _b64(self.ca.public_bytes(serialization.Encoding.DER))}]},
-                "validFor": {"start": "2025-01-01T00:00:00Z"},
-            }],
-        }
-
-    def dsse_bundle(self, statement: Json | bytes, payload_type: str = IN_TOTO) -> Json:
-        """What `cosign sign` writes in the bundle format: a DSSE envelope around an in-toto statement."""
-        payload = statement if isinstance(statement, bytes) else json.dumps(statement).encode()
-        pae = b"DSSEv1 %d %s %d %s" % (len(payload_type), payload_type.encode(), len(payload), payload)
-        signature = self.signer_key.sign(pae, ec.ECDSA(hashes.SHA256()))
-        envelope = {"payload": _b64(payload), "payloadType": payload_type, "signatures": [{"sig": _b64(signature)}]}
-        body = {"apiVersion": "0.0.1", "kind": "dsse", "spec": {
-            "envelopeHash": {"algorithm": "sha256", "value": hashlib.sha256(_canonical(envelope)).hexdigest()},
-            "payloadHash": {"algorithm": "sha256", "value": hashlib.sha256(payload).hexdigest()},
-            "signatures": [{"signature": _b64(signature), "verifier": _b64(self._pem())}],
-        }}
-        return self._bundle("dsse", body, {"dsseEnvelope": envelope})
-
-    def message_bundle(self, digest: str) -> Json:
-        """A message signature over an image: the manifest's digest is the message, already hashed."""
-        hashed = bytes.fromhex(digest.removeprefix("sha256:"))
-        signature = self.signer_key.sign(hashed, ec.ECDSA(Prehashed(hashes.SHA256())))
-        body = {"apiVersion": "0.0.1", "kind": "hashedrekord", "spec": {
-            "data": {"hash": {"algorithm": "sha256", "value": hashed.hex()}},
-            "signature": {"content": _b64(signature), "publicKey": {"content": _b64(self._pem())}},
-        }}
-        message = {"messageDigest": {"algorithm": "SHA2_256", "digest": _b64(hashed)}, "signature": _b64(signature)}
-        return self._bundle("hashedrekord", body, {"messageSignature": message})
-
-    def _pem(self) -> bytes:
-        return self.certificate.public_bytes(serialization.Encoding.PEM)
-
-    def _bundle(self, kind: str, body: Json, content: Json) -> Json:
-        """The bundle around `content`, logged as entry 0 of a one-entry log: the leaf is the root."""
-        logged = _canonical(body)
-        log_id = hashlib.sha256(_spki(self.log_key)).digest()
-        root = hashlib.sha256(b"\x00" + logged).digest()
-        note = f"log.test - 1\n1\n{_b64(root)}\n"
-        note_signature = self.log_key.sign(note.encode(), ec.ECDSA(hashes.SHA256()))
-        integrated = int(SIGNED_AT.timestamp())
-        promise = _canonical({"body": _b64(logged), "integratedTime": integrated, "logID": log_id.hex(), "logIndex": 0})
-        return {
-            "mediaType": SIGSTORE_BUNDLE,
-            "verificationMaterial": {
-                "certificate": {"rawBytes": _b64(self.certificate.public_bytes(serialization.Encoding.DER))},
-                "tlogEntries": [{
-                    "logIndex": "0", "logId": {"keyId": _b64(log_id)},
-                    "kindVersion": {"kind": kind, "version": "0.0.1"},
-                    "integratedTime": str(integrated),
-                    "inclusionPromise": {
-                        "signedEntryTimestamp": _b64(self.log_key.sign(promise, ec.ECDSA(hashes.SHA256())))},
-                    "inclusionProof": {
-                        "logIndex": "0", "rootHash": _b64(root), "treeSize": "1", "hashes": [],
-                        "checkpoint": {"envelope": f"{note}\n\u2014 log.test {_b64(log_id[:4] + note_signature)}\n"},
-                    },
-                    "canonicalizedBody": _b64(logged),
-                }],
-            },
-            **content,
-        }
-
-
-def _sct_list(tbs_precertificate: bytes, ca_key: PrivateKey, ct_key: PrivateKey) -> bytes:
-    """An RFC 6962 SCT list holding the CT log's timestamp over the precertificate."""
-    millis = int(SIGNED_AT.timestamp() * 1000)
-    # v1, a certificate timestamp, when, a precertificate entry: its issuer's key hash and TBS; no extensions
-    signed = (struct.pack("!BBQH", 0, 0, millis, 1) + hashlib.sha256(_spki(ca_key)).digest()
-              + len(tbs_precertificate).to_bytes(3, "big") + tbs_precertificate + b"\x00\x00")
-    signature = ct_key.sign(signed, ec.ECDSA(hashes.SHA256()))
-    # v1, the log's id, when, no extensions, then the signature: SHA-256 (4) with ECDSA (3)
-    sct = (b"\x00" + hashlib.sha256(_spki(ct_key)).digest() + struct.pack("!QH", millis, 0)
-           + struct.pack("!BBH", 4, 3, len(signature)) + signature)
-    return struct.pack("!HH", len(sct) + 2, len(sct)) + sct
 
 
 def _statement(*digests: str) -> Json:
@@ -214,9 +53,6 @@ def _artifact(bundle: Json | bytes, media_type: str = SIGSTORE_BUNDLE) -> Artifa
     return Artifact(IMAGE, SIGSTORE_BUNDLE, "sha256:" + "e" * 64, {}, (layer,), "referrers")
 
 
-def _issuer_extension(issuer: str = ISSUER) -> x509.UnrecognizedExtension:
-    return x509.UnrecognizedExtension(x509.ObjectIdentifier(ISSUER_OID), _der(0x0C, issuer.encode()))
-
 
 def _trust(root: Json, folder: Path) -> Trust:
     path = folder / "trusted_root.json"
@@ -226,11 +62,11 @@ def _trust(root: Json, folder: Path) -> Trust:
 
 def _flip_last_byte(text: str) -> str:
     raw = base64.b64decode(text)
-    return _b64(raw[:-1] + bytes([raw[-1] ^ 1]))
+    return b64(raw[:-1] + bytes([raw[-1] ^ 1]))
 
 
-def _unverified(problem: str) -> Signature:
-    return Signature(kind="sigstore", identity=None, issuer=None, verified=False, problem=problem)
+def _unverified(problem: str, subject: str = IMAGE) -> Signature:
+    return Signature(kind="sigstore", identity=None, issuer=None, verified=False, problem=problem, subject=subject)
 
 
 def _problem(signature: Signature) -> str:
@@ -240,12 +76,12 @@ def _problem(signature: Signature) -> str:
     return signature.problem
 
 
-VERIFIED = Signature(kind="sigstore", identity=IDENTITY, issuer=ISSUER, verified=True)
+VERIFIED = Signature(kind="sigstore", identity=IDENTITY, issuer=ISSUER, verified=True, subject=IMAGE)
 
 
 @pytest.fixture(scope="module")
 def sigstore() -> LocalSigstore:
-    return LocalSigstore.create(_issuer_extension())
+    return LocalSigstore.create(fulcio_issuer())
 
 
 @pytest.fixture
@@ -277,19 +113,19 @@ def test_the_deprecated_issuer_extension_is_read_when_alone(tmp_path: Path) -> N
 
 @pytest.mark.parametrize(("name", "identity"), [
     (x509.RFC822Name("trainer@example.com"), "trainer@example.com"),
-    (x509.OtherName(x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.7"), _der(0x0C, b"trainer")), "trainer"),
+    (x509.OtherName(x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.7"), der(0x0C, b"trainer")), "trainer"),
 ], ids=["email", "username"])
 def test_the_identity_is_any_name_fulcio_gives(tmp_path: Path, name: x509.GeneralName, identity: str) -> None:
-    issued = LocalSigstore.create(_issuer_extension(), name)
+    issued = LocalSigstore.create(fulcio_issuer(), name)
     signature = verify_bundle(_artifact(issued.message_bundle(IMAGE)), IMAGE, _trust(issued.trusted_root(), tmp_path))
-    assert signature == Signature(kind="sigstore", identity=identity, issuer=ISSUER, verified=True)
+    assert signature == Signature(kind="sigstore", identity=identity, issuer=ISSUER, verified=True, subject=IMAGE)
 
 
 def test_an_issuer_longer_than_127_bytes_is_read(tmp_path: Path) -> None:
     issuer = "https://issuer.example.com/" + "tenant/" * 20  # its DER length takes the long form
-    issued = LocalSigstore.create(_issuer_extension(issuer))
+    issued = LocalSigstore.create(fulcio_issuer(issuer))
     signature = verify_bundle(_artifact(issued.message_bundle(IMAGE)), IMAGE, _trust(issued.trusted_root(), tmp_path))
-    assert signature == Signature(kind="sigstore", identity=IDENTITY, issuer=issuer, verified=True)
+    assert signature == Signature(kind="sigstore", identity=IDENTITY, issuer=issuer, verified=True, subject=IMAGE)
 
 
 def _recorded() -> tuple[bytes, str]:
@@ -304,7 +140,7 @@ def test_a_recorded_github_actions_bundle_verifies_against_sigstores_public_root
     bundle, signed = _recorded()
     signature = verify_bundle(_artifact(bundle), signed, Trust(trusted_root=DATA / "sigstore-public-trusted-root.json"))
     assert signature == Signature(
-        kind="sigstore", verified=True, issuer="https://token.actions.githubusercontent.com",
+        kind="sigstore", verified=True, issuer="https://token.actions.githubusercontent.com", subject=signed,
         identity="https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2")
 
 
@@ -315,7 +151,7 @@ def test_the_recorded_bundle_does_not_verify_against_another_root(trust: Trust) 
 
 
 def test_a_root_from_another_sigstore_does_not_verify(sigstore: LocalSigstore, tmp_path: Path) -> None:
-    other = LocalSigstore.create(_issuer_extension())
+    other = LocalSigstore.create(fulcio_issuer())
     signature = verify_bundle(_artifact(sigstore.dsse_bundle(_statement(IMAGE))), IMAGE,
                               _trust(other.trusted_root(), tmp_path))
     assert _problem(signature).startswith("failed to build timestamp certificate chain")
@@ -323,7 +159,7 @@ def test_a_root_from_another_sigstore_does_not_verify(sigstore: LocalSigstore, t
 
 def test_the_log_key_must_be_the_roots(sigstore: LocalSigstore, tmp_path: Path) -> None:
     root = sigstore.trusted_root()
-    root["tlogs"][0]["publicKey"]["rawBytes"] = _b64(_spki(_new_key()))
+    root["tlogs"][0]["publicKey"]["rawBytes"] = b64(spki(ec.generate_private_key(ec.SECP256R1())))
     signature = verify_bundle(_artifact(sigstore.dsse_bundle(_statement(IMAGE))), IMAGE, _trust(root, tmp_path))
     assert _problem(signature).startswith("invalid log entry: checkpoint: invalid signature")
 
@@ -355,7 +191,7 @@ def test_a_message_signature_over_another_image_does_not_verify(sigstore: LocalS
 def test_a_message_signature_needs_a_sha256_subject(sigstore: LocalSigstore, trust: Trust) -> None:
     subject = "sha512:" + "a" * 128
     assert verify_bundle(_artifact(sigstore.message_bundle(IMAGE)), subject, trust) == _unverified(
-        f"a message-signature bundle signs a sha256 digest, not {subject}")
+        f"a message-signature bundle signs a sha256 digest, not {subject}", subject)
 
 
 def _tamper_signature(bundle: Json) -> None:
@@ -364,7 +200,7 @@ def _tamper_signature(bundle: Json) -> None:
 
 
 def _tamper_payload(bundle: Json) -> None:
-    bundle["dsseEnvelope"]["payload"] = _b64(json.dumps(_statement(IMAGE, OTHER_IMAGE)).encode())
+    bundle["dsseEnvelope"]["payload"] = b64(json.dumps(_statement(IMAGE, OTHER_IMAGE)).encode())
 
 
 def _tamper_message_signature(bundle: Json) -> None:
@@ -453,7 +289,7 @@ def test_an_artifact_without_a_bundle_layer(trust: Trust) -> None:
 
 def test_an_invalid_subject_digest_is_refused(sigstore: LocalSigstore, trust: Trust) -> None:
     assert verify_bundle(_artifact(sigstore.message_bundle(IMAGE)), "sha256:../../etc", trust) == _unverified(
-        "invalid subject digest 'sha256:../../etc'")
+        "invalid subject digest 'sha256:../../etc'", "sha256:../../etc")
 
 
 def test_without_the_sigstore_library_the_problem_says_what_to_install(

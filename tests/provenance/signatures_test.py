@@ -48,7 +48,7 @@ def _cosign(layer_: Layer, trust: Trust, subject: str = IMAGE) -> Signature:
 def test_cosign_signature_verifies_with_each_key_type(tmp_path, keys, kind):
     key = keys[kind]
     layer = signing.cosign_layer(key, signing.cosign_payload(IMAGE))
-    assert _cosign(layer, _trust(tmp_path, key)) == Signature("cosign", signing.key_id(key), None, True)
+    assert _cosign(layer, _trust(tmp_path, key)) == Signature("cosign", signing.key_id(key), None, True, subject=IMAGE)
 
 
 def test_key_id_is_the_sha256_of_the_public_key_der(keys):
@@ -65,7 +65,7 @@ def test_the_key_that_verifies_is_named_among_several(tmp_path, keys):
 def test_a_signature_by_an_untrusted_key_does_not_verify(tmp_path, keys):
     layer = signing.cosign_layer(keys["ecdsa"], signing.cosign_payload(IMAGE))
     assert _cosign(layer, _trust(tmp_path, keys["ed25519"], keys["rsa"])) == Signature(
-        "cosign", None, None, False, "none of the 2 trusted cosign keys verifies it")
+        "cosign", None, None, False, "none of the 2 trusted cosign keys verifies it", IMAGE)
 
 
 def test_without_keys_nothing_verifies(keys):
@@ -76,7 +76,7 @@ def test_without_keys_nothing_verifies(keys):
 def test_a_payload_naming_another_digest_is_signed_but_not_for_this_image(tmp_path, keys):
     layer = signing.cosign_layer(keys["ecdsa"], signing.cosign_payload(OTHER))
     assert _cosign(layer, _trust(tmp_path, keys["ecdsa"])) == Signature(
-        "cosign", signing.key_id(keys["ecdsa"]), None, False, f"signs {OTHER}, not this image")
+        "cosign", signing.key_id(keys["ecdsa"]), None, False, f"signs {OTHER}, not this image", IMAGE)
 
 
 def test_a_tampered_cosign_payload_does_not_verify(tmp_path, keys):
@@ -203,7 +203,7 @@ def _notation(envelope: bytes, anchors: list[signing.Issued], tmp_path: Path, *,
 def test_a_notation_signature_verifies_to_a_trusted_root(tmp_path, pki):
     envelope = signing.notation_jws(pki["leaf"], _chain(pki), signing.notation_payload(IMAGE))
     assert _notation(envelope, [pki["root"]], tmp_path) == Signature(
-        "notation", "CN=Acme Trainer Signer,O=Acme", "CN=Acme Signing CA,O=Acme", True)
+        "notation", "CN=Acme Trainer Signer,O=Acme", "CN=Acme Signing CA,O=Acme", True, subject=IMAGE)
 
 
 def test_a_trusted_intermediate_is_enough(tmp_path, pki):
@@ -236,7 +236,7 @@ def test_an_untrusted_ca_does_not_verify(tmp_path, pki):
     envelope = signing.notation_jws(pki["leaf"], _chain(pki), signing.notation_payload(IMAGE))
     signature = _notation(envelope, [signing.root_ca("Someone Else")], tmp_path)
     assert signature == Signature("notation", "CN=Acme Trainer Signer,O=Acme", "CN=Acme Signing CA,O=Acme", False,
-                                  "no certificate of its chain is a trusted Notation certificate")
+                                  "no certificate of its chain is a trusted Notation certificate", IMAGE)
     assert _notation(envelope, [], tmp_path).problem == signature.problem
 
 
@@ -408,7 +408,7 @@ def test_notation_keys_must_be_strong_enough(tmp_path, pki):
 
 def test_cose_envelopes_are_reported_not_verified(tmp_path):
     [signature] = verify(signing.notation_artifact(IMAGE, b"\xd2\x84", NOTATION_COSE), IMAGE, Trust(), NOW)
-    assert signature == Signature("notation", None, None, False, "COSE envelopes are not supported")
+    assert signature == Signature("notation", None, None, False, "COSE envelopes are not supported", IMAGE)
 
 
 @pytest.mark.parametrize(("envelope", "problem"), [

@@ -164,18 +164,26 @@ def test_a_dsse_attestation_in_url_safe_base64_reads_the_same(tmp_path, key):
     assert build.signed
 
 
-def test_a_dsse_attestation_by_an_untrusted_key_is_read_but_not_signed(tmp_path, key):
+def test_a_dsse_attestation_by_an_untrusted_key_is_read_as_failed_not_unsigned(tmp_path, key):
     [build] = _read(_attestation(key), trust=_trust(tmp_path, signing.new_key("ed25519"))).builds
     assert (build.signed, build.source) == (False, "https://github.com/acme/trainer.git")
+    assert (build.failed, build.problem) == (True, "none of the 1 trusted cosign keys verifies its signature")
     [unkeyed] = _read(_attestation(key)).builds
-    assert not unkeyed.signed
+    assert (unkeyed.signed, unkeyed.problem) == (False, "no cosign key was given to verify its signature with")
+
+
+def test_raw_statements_and_envelopes_without_signatures_are_unsigned_not_failed(tmp_path, key):
+    raw = _provenance(SLSA_V02, signing.slsa_v02_buildkit())
+    bare = signing.dsse_layer(signing.dsse(signing.statement((IMAGE,), SLSA_V02, {})), SLSA_V02)
+    for build in _read(raw, bare, trust=_trust(tmp_path, key)).builds:
+        assert (build.signed, build.failed) == (False, False)
 
 
 def test_a_tampered_dsse_attestation_is_not_signed(tmp_path, key):
     envelope = json.loads(signing.dsse(signing.statement((OTHER,), SLSA_V02, {}), key))
     envelope["payload"] = json.loads(signing.dsse(signing.statement((IMAGE,), SLSA_V02, {})))["payload"]
     [build] = _read(signing.dsse_layer(json.dumps(envelope).encode(), SLSA_V02), trust=_trust(tmp_path, key)).builds
-    assert (build.signed, build.subject_matches) == (False, True)
+    assert (build.signed, build.failed, build.subject_matches) == (False, True, True)
 
 
 def test_a_signed_statement_about_another_image_is_signed_but_does_not_match(tmp_path, key):
@@ -193,12 +201,12 @@ def test_a_dsse_envelope_of_something_else_is_a_problem(key):
 
 def test_spdx_statement_counts_packages():
     layer = _provenance(SPDX, signing.spdx_document(packages=3), version="v0.1")
-    assert _read(layer) == Statements(sboms=(Sbom(SPDX, layer.digest, 3),))
+    assert _read(layer) == Statements(sboms=(Sbom(SPDX, layer.digest, 3, IMAGE),))
 
 
 def test_a_versioned_spdx_predicate_type_is_spdx():
     layer = _provenance(SPDX + "/v2.3", signing.spdx_document(packages=2))
-    assert _read(layer).sboms == (Sbom(SPDX, layer.digest, 2),)
+    assert _read(layer).sboms == (Sbom(SPDX, layer.digest, 2, IMAGE),)
 
 
 def test_cyclonedx_statement_counts_nested_components():
@@ -206,7 +214,7 @@ def test_cyclonedx_statement_counts_nested_components():
                                                   signing.component("triton", signing.component("llvm"))),
                                 signing.component("numpy"))
     layer = _provenance(CYCLONEDX, bom)
-    assert _read(layer).sboms == (Sbom(CYCLONEDX, layer.digest, 5),)
+    assert _read(layer).sboms == (Sbom(CYCLONEDX, layer.digest, 5, IMAGE),)
 
 
 def test_an_sbom_about_another_image_is_a_problem_not_an_sbom():
@@ -223,7 +231,7 @@ def test_an_sbom_about_another_image_is_a_problem_not_an_sbom():
 ])
 def test_standalone_sbom_documents_are_counted(media_type, data, expected):
     layer = signing.layer(media_type, data)
-    assert _read(layer) == Statements(sboms=(Sbom(expected[0], layer.digest, expected[1]),))
+    assert _read(layer) == Statements(sboms=(Sbom(expected[0], layer.digest, expected[1], IMAGE),))
 
 
 @pytest.mark.parametrize(("media_type", "data", "problem"), [
@@ -290,7 +298,7 @@ def test_every_layer_is_read_and_problems_do_not_hide_the_rest():
     sbom = signing.layer(statements.SPDX_JSON, json.dumps(signing.spdx_document(packages=1)).encode())
     ignored = signing.layer("application/vnd.oci.image.layer.v1.tar+gzip", b"\x1f\x8b" * 100)
     result = _read(bad, good, ignored, sbom)
-    assert (len(result.builds), result.sboms, len(result.problems)) == (1, (Sbom(SPDX, sbom.digest, 1),), 1)
+    assert (len(result.builds), result.sboms, len(result.problems)) == (1, (Sbom(SPDX, sbom.digest, 1, IMAGE),), 1)
 
 
 @settings(max_examples=200, deadline=None)

@@ -138,9 +138,9 @@ def test_github_commands_carry_every_property_and_the_message() -> None:
 
 
 def test_github_escapes_as_the_toolkit_does() -> None:
-    f = Finding("a%b:c,d.yaml", 1, 2, "unpinned", ERROR, "50%: a,b\r\nc")
+    f = Finding("a%b:c,d.yaml", 1, 2, "unpinned", ERROR, "50%: a,b\r\nc")  # line breaks: escaped by the finding
     assert _render(github.write, [f]) == (
-        "::error file=a%25b%3Ac%2Cd.yaml,line=1,col=2,title=pinguard unpinned::50%25: a,b%0D%0Ac\n"
+        "::error file=a%25b%3Ac%2Cd.yaml,line=1,col=2,title=pinguard unpinned::50%25: a,b\\r\\nc\n"
     )
 
 

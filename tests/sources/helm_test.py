@@ -158,10 +158,13 @@ def test_a_library_subchart_helper_serves_the_parent(tmp_path: Path) -> None:
 
 
 def test_a_chart_too_large_to_read_is_not_trusted(tmp_path: Path) -> None:
-    _chart(tmp_path, "image: {{ .Values.image.digest }}\n" + "#" * (2 << 20), BLOCK)
-    assert chart_at_hand(str(tmp_path / "values.yaml")) is None
+    written = "sha256:" + "1" * 64
+    _chart(tmp_path, "image: {{ .Values.image.digest }}\n" + "#" * (2 << 20), BLOCK + f"  digest: {written}\n")
+    chart = chart_at_hand(str(tmp_path / "values.yaml"))
+    assert chart is not None and chart.reads(("image",), "digest") is False  # it counts as reading nothing
     (found,) = scan([str(tmp_path / "values.yaml")]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"  # the tag form: safe either way
+    assert found.unread_digest is not None  # the digest written is reported, never counted
 
 
 def test_a_broken_package_is_skipped(tmp_path: Path) -> None:

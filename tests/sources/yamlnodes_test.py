@@ -7,11 +7,22 @@ from contextlib import chdir
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pinguard import lockfile, sources
 from pinguard.cli import main
 from pinguard.scanning import scan
-from pinguard.sources.yamlnodes import Located, compose, line_break, mapping_get, scalar_text
+from pinguard.sources import yamlnodes
+from pinguard.sources.base import Unreadable
+from pinguard.sources.yamlnodes import (
+    Located,
+    compose,
+    expanded_size,
+    line_break,
+    mapping_get,
+    mapping_pairs,
+    scalar_text,
+)
 from testing import lockdata
 
 
@@ -58,6 +69,51 @@ def test_merged_values_are_the_ones_yaml_gives(text: str, key: str, value: str |
     merged = mapping_get(document, "m")
     assert merged is not None
     assert scalar_text(mapping_get(merged, key)) == value
+
+
+@pytest.mark.parametrize(("text", "key", "value"), MERGES)
+def test_the_pairs_of_a_mapping_are_the_ones_yaml_gives(text: str, key: str, value: str | None) -> None:
+    (document,) = compose(text)
+    pairs = mapping_pairs(mapping_get(document, "m"))
+    assert "<<" not in [k.value for k, _ in pairs]  # a merge key is no key a loader sees
+    assert {k.value: scalar_text(v) for k, v in pairs}.get(key) == value
+    assert len({k.value for k, _ in pairs}) == len(pairs)
+
+
+def test_the_pairs_of_a_merge_key_bomb_are_read_once_per_mapping() -> None:
+    (document,) = compose("\n".join([*BOMB, "top:", "  <<: [*b16, {image: nginx:1.25}]", ""]))
+    keys = [key.value for key, _ in mapping_pairs(mapping_get(document, "top"))]
+    assert sorted(keys) == sorted(["port", "image", *(f"l{level}" for level in range(1, 17))])
+
+
+@pytest.mark.parametrize(("text", "size"), [
+    ("a: 1\n", 3),
+    ("a: &x [1, 2]\nb: [*x, *x]\n", 13),  # the list counted where each alias stands
+    ("\n".join([*BOMB, ""]), 10**6),  # 6**16 paths: counted up to the cap, in time linear in the text
+    ("a: &a [*a]\n", 10**6),  # a list holding itself never ends
+    ("a: &a {b: [*a]}\n", 10**6),
+])
+def test_the_expanded_size_of_a_document(text: str, size: int) -> None:
+    (document,) = compose(text)
+    assert expanded_size(document, 10**6) == size
+
+
+@pytest.mark.parametrize(("text", "line", "column"), [
+    ("a: " + "[" * 2_000 + "]" * 2_000, 1, 1003),
+    ("a:\n" + "".join(f"{'  ' * depth}- b:\n" for depth in range(1_200)), 1_000, 2_000),
+])
+def test_yaml_nested_deeper_than_libyaml_reads_is_unreadable_where_it_goes_too_deep(text: str, line: int,
+                                                                                      column: int) -> None:
+    with pytest.raises(Unreadable) as raised:
+        compose(text)
+    assert (raised.value.line, raised.value.column) == (line, column)
+    assert str(raised.value).startswith("YAML nested too deeply to read")
+
+
+def test_yaml_nested_too_deep_for_pyyamls_own_composer_is_unreadable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(yamlnodes, "_Loader", yaml.SafeLoader)  # where libyaml is missing: recursion in Python
+    with pytest.raises(Unreadable):
+        compose("a: " + "[" * 100_000 + "]" * 100_000)
 
 
 def test_a_mapping_merged_into_itself_ends() -> None:
@@ -141,3 +197,10 @@ def test_thousands_of_references_in_a_template_are_each_where_written() -> None:
     text = "\n".join(lines) + "\n"
     found = sources.find("pods.yaml", text, "kubernetes").found
     assert [(f.line, f.column, f.value) for f in found] == expected
+
+
+def test_compose_services_merged_in_are_read() -> None:
+    # Docker Compose reads YAML merge keys: a service merged in with `<<` runs as one written out.
+    text = "x-svcs: &svcs\n  db: {image: evil.example/db:latest}\nservices:\n  <<: *svcs\n  web: {image: nginx:1.25}\n"
+    found = sources.find("compose.yaml", text, "compose").found
+    assert [(f.line, f.value) for f in found] == [(2, "evil.example/db:latest"), (5, "nginx:1.25")]

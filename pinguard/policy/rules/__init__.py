@@ -1,15 +1,18 @@
 """Every rule, by ID. One module per rule; its docstring is its documentation.
 
 Each module declares `ID` (kebab-case), `TYPE` (what `check` receives),
-`CONF` (option name to type: `str`, `bool`, `int`, or `[str]` for a list of
-strings), `DEFAULT` (level and options) and `check`, whose signature is its
-TYPE's Protocol below:
+`CONF` (option name to type: `str`, `bool`, `int`, `[str]` for a list of
+strings, or a tuple of the strings allowed), `DEFAULT` (level and options) and
+`check`, whose signature is its TYPE's Protocol below:
 
 - TYPE "reference" (`ReferenceRule`): once per image reference;
 - TYPE "document" (`DocumentRule`): once per Kubernetes or runtime_env document;
 - TYPE "document-lock" (`DocumentLockRule`): once per Kubernetes document, with the
   lock it is checked against, in files whose text holds the rule's `MARK`;
 - TYPE "lock" (`LockRule`): once per run, over every reference found.
+
+A module may also declare `conf_problem(conf) -> str | None`: why options that pass
+their types cannot work together, checked once the policy files are merged, with the rule on.
 
 Rules yield `Problem`s; the policy stamps rule and severity, and applies
 suppressions, so rules know nothing of either.
@@ -27,6 +30,7 @@ from pinguard.policy.rules import (
     allowed_registries,
     denied_tags,
     digest_mismatch,
+    escaped_reference,
     moving_tag,
     not_locked,
     ray_efa,
@@ -36,6 +40,7 @@ from pinguard.policy.rules import (
     require_signature,
     runtime_env_pins,
     stale_admission,
+    tag_digest_mismatch,
     templated,
     unpinned,
     unread_digest,
@@ -73,8 +78,9 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, moving_tag, not_locked, require_provenance,
-              require_sbom, require_signature, templated, unpinned, unread_digest)
+_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, escaped_reference, moving_tag, not_locked,
+              require_provenance, require_sbom, require_signature, tag_digest_mismatch, templated, unpinned,
+              unread_digest)
 _DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)
 _DOCUMENT_LOCK = (stale_admission,)
 _LOCK = (unused_lock_entry,)

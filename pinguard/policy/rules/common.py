@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +31,17 @@ class Context:
 
 
 def matches(value: str | None, patterns: list[str]) -> bool:
-    """Whether a value matches one of the globs; no patterns: any value at all will do."""
-    return value is not None and (not patterns or any(fnmatch.fnmatchcase(value, p) for p in patterns))
+    """Whether a value matches one of the globs; no patterns: anything will do, no value too."""
+    return not patterns or listed(value, patterns)
 
 
-def evidence(found: Found, context: Context, repositories: list[str]) -> Evidence | Problem | None:
-    """What the lock holds of a reference's provenance, when a provenance rule applies to it.
+def listed(value: str | None, patterns: list[str]) -> bool:
+    """Whether a value matches one of the globs; no patterns: no value does."""
+    return value is not None and any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+def locked_with_evidence(found: Found, context: Context, repositories: list[str]) -> LockEntry | Problem | None:
+    """The lock entry of a reference, with its provenance, when a provenance rule applies to it.
 
     None: the rule does not apply (no reference, another repository, not locked: `not-locked`
     says so). A Problem: nobody looked (`pinguard lock --provenance` records what it finds).
@@ -48,21 +53,61 @@ def evidence(found: Found, context: Context, repositories: list[str]) -> Evidenc
         return None
     if entry.evidence is None:
         return at(found, f"{spelled(found)}: provenance was never checked; run `pinguard lock --provenance`")
-    return entry.evidence
+    return entry
 
 
-_Judge = Callable[[Conf, Found, Evidence], Iterator[Problem]]
+@dataclass(frozen=True)
+class Subject:
+    """An image a provenance rule wants evidence about: one platform's, or the index itself."""
+
+    name: str  # "the linux/amd64 image", "the index"
+    digest: str
+
+
+def subjects(entry: LockEntry, require_index: bool) -> list[Subject]:
+    """What evidence must be about: every platform image the entry records, and its index (or only
+    manifest) too with `require_index`, or when it records no platform at all."""
+    wanted = [Subject(f"the {platform} image", digest) for platform, digest in sorted(entry.platforms.items())]
+    if (require_index or not wanted) and entry.digest not in {subject.digest for subject in wanted}:
+        wanted.append(Subject("the index", entry.digest))
+    return wanted
+
+
+def covers(about: str | None, subject: Subject, entry: LockEntry) -> bool:
+    """Whether evidence about the digest `about` vouches for `subject`: it is about that very image, or about
+    the locked index, which names each platform image by its digest. Evidence about nothing recorded covers none."""
+    return about is not None and about in (subject.digest, entry.digest)
+
+
+def uncovered(entry: LockEntry, require_index: bool, about: Iterable[str | None]) -> list[Subject]:
+    """The subjects (`subjects`) that no evidence about the digests `about` covers."""
+    digests = set(about)
+    return [subject for subject in subjects(entry, require_index)
+            if not any(covers(digest, subject, entry) for digest in digests)]
+
+
+def named(wanted: Iterable[Subject]) -> str:
+    return ", ".join(subject.name for subject in wanted)
+
+
+def unread(recorded: Evidence) -> str:
+    """What a finding adds when the search stopped at its byte budget."""
+    return f" (the search stopped early: {recorded.unread})" if recorded.unread else ""
+
+
+_Judge = Callable[[Conf, Found, LockEntry, Evidence], Iterator[Problem]]
 _Check = Callable[[Conf, Found, Context], Iterator[Problem]]
 
 
 def judged_by_evidence(judge: _Judge) -> _Check:
-    """A provenance rule's `check`: `judge` sees the recorded evidence of each reference the rule applies to."""
+    """A provenance rule's `check`: `judge` sees the lock entry, and its recorded evidence, of each
+    reference the rule applies to."""
     def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-        recorded = evidence(found, context, conf["repositories"])
-        if isinstance(recorded, Problem):
-            yield recorded
-        elif recorded is not None:
-            yield from judge(conf, found, recorded)
+        entry = locked_with_evidence(found, context, conf["repositories"])
+        if isinstance(entry, Problem):
+            yield entry
+        elif entry is not None and entry.evidence is not None:
+            yield from judge(conf, found, entry, entry.evidence)
 
     return check
 

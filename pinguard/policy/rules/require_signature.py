@@ -1,47 +1,100 @@
-"""require-signature: a locked image carries a verified signature from a trusted key or identity.
+"""require-signature: every locked image carries a verified signature by a key or identity the policy names.
 
 Read offline from the lockfile, where `pinguard lock --provenance` records every
-signature it verified (cosign key-based, Sigstore keyless bundles, Notation) and
-every one it could not. Options: `repositories` (globs; default every one),
-`keys` (key ids, `sha256:` of the public key, as the lock records them),
-`identities` and `issuers` (globs on a keyless certificate's identity and OIDC issuer).
+signature it verified (cosign key-based, Sigstore keyless bundles, Notation), and
+every one it could not, with the digest each one signs. A signature counts only when
+it verified and the rule names its signer; what the rule does not name is not trusted:
 
-PASS: a cosign signature verified with a key whose id is listed in `keys`
-FAIL: no signature, one that did not verify, or one by an identity not listed
+- cosign key-based: its key id is in `keys` (`sha256:` of the public key, as the lock records it);
+- Sigstore keyless and Notation: its certificate's identity matches a glob in `identities`
+  and, when `issuers` is given, its issuer one of those (Sigstore: the OIDC issuer;
+  Notation: the certificate's subject and issuer names, as RFC 4514 writes them).
+
+A policy that names no key and no identity would trust no signature: it is refused when
+it is loaded. Every platform image the entry records must be signed, itself or through
+the index that lists it by digest (what `cosign sign IMAGE:TAG` signs); with
+`require-index: true`, the index itself too. Options: `repositories` (globs; default
+every one), `keys`, `identities`, `issuers`, `require-index`.
+
+PASS: `keys: [sha256:K]`, and a cosign signature verified with key K on the index
+FAIL: only the arm64 image signed; a Sigstore or Notation signature where only `keys` are named;
+a signer not listed; a signature that did not verify
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.policy.rules.common import Conf, at, judged_by_evidence, matches, spelled
-from pinguard.provenance.model import Evidence, Signature
+from pinguard.lockfile import LockEntry
+from pinguard.policy.rules.common import (
+    Conf,
+    Subject,
+    at,
+    covers,
+    judged_by_evidence,
+    listed,
+    named,
+    spelled,
+    uncovered,
+    unread,
+)
+from pinguard.provenance.model import OUTDATED, Evidence, Signature
 from pinguard.sources.base import Found
 
 ID = "require-signature"
 TYPE = "reference"
-CONF: dict[str, object] = {"repositories": [str], "keys": [str], "identities": [str], "issuers": [str]}
-DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "keys": [], "identities": [], "issuers": []}
+CONF: dict[str, object] = {"repositories": [str], "keys": [str], "identities": [str], "issuers": [str],
+                           "require-index": bool}
+DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "keys": [], "identities": [], "issuers": [],
+                              "require-index": False}
+
+
+def conf_problem(conf: Conf) -> str | None:
+    """Why the options cannot work, checked when the policy is loaded with the rule on."""
+    if not conf["keys"] and not conf["identities"]:
+        return "names no `keys` and no `identities`: it would trust no signature"
+    return None
 
 
 @judged_by_evidence
-def check(conf: Conf, found: Found, recorded: Evidence) -> Iterator[Problem]:
-    verified = [s for s in recorded.signatures if s.verified]
-    if any(_trusted(s, conf) for s in verified):
+def check(conf: Conf, found: Found, entry: LockEntry, recorded: Evidence) -> Iterator[Problem]:
+    trusted = [signature.subject for signature in recorded.signatures if trusts(conf, signature)]
+    unsigned = uncovered(entry, conf["require-index"], trusted)
+    if not unsigned:
         return
-    if verified:
-        who = ", ".join(sorted({f"{s.kind} {s.identity}" + (f" ({s.issuer})" if s.issuer else "") for s in verified}))
-        yield at(found, f"{spelled(found)} is signed only by {who}, which the policy does not trust")
-    elif recorded.signatures:
-        problems = "; ".join(sorted({f"{s.kind}: {s.problem}" for s in recorded.signatures}))
-        yield at(found, f"{spelled(found)}: no signature verified ({problems})")
+    if not recorded.signatures:
+        yield at(found, f"{spelled(found)} had no signature when its provenance was checked "
+                        f"({recorded.checked_at}){unread(recorded)}")
     else:
-        yield at(found, f"{spelled(found)} had no signature when its provenance was checked ({recorded.checked_at})")
+        yield at(found, f"{spelled(found)}: {_why(entry, recorded, unsigned)}{unread(recorded)}")
 
 
-def _trusted(signature: Signature, conf: Conf) -> bool:
-    keys: list[str] = conf["keys"]
-    if signature.kind == "cosign" and keys:
-        return signature.identity in keys
-    return matches(signature.identity, conf["identities"]) and (
-        not conf["issuers"] or matches(signature.issuer, conf["issuers"]))
+def trusts(conf: Conf, signature: Signature) -> bool:
+    """Whether the signature verified and the policy names its signer."""
+    if not signature.verified:
+        return False
+    if signature.kind == "cosign":
+        return signature.identity is not None and signature.identity in conf["keys"]
+    if signature.kind in ("sigstore", "notation"):
+        return listed(signature.identity, conf["identities"]) and (
+            not conf["issuers"] or listed(signature.issuer, conf["issuers"]))
+    return False
+
+
+def _why(entry: LockEntry, recorded: Evidence, unsigned: list[Subject]) -> str:
+    """Why `unsigned` carry no signature the policy trusts, from the signatures recorded for them."""
+    about = [s for s in recorded.signatures if any(covers(s.subject, subject, entry) for subject in unsigned)]
+    signers = sorted({_signer(s) for s in about if s.verified})
+    if signers:
+        return f"{named(unsigned)} signed only by {', '.join(signers)}, which the policy does not trust"
+    problems = sorted({f"{s.kind}: {s.problem or 'not verified'}" for s in about})
+    if problems:
+        return f"no signature on {named(unsigned)} verified ({'; '.join(problems)})"
+    if recorded.outdated:
+        return f"its signatures were {OUTDATED}"
+    return f"no signature on {named(unsigned)}, which the signatures recorded do not cover"
+
+
+def _signer(signature: Signature) -> str:
+    issuer = f" ({signature.issuer})" if signature.issuer else ""
+    return f"{signature.kind} {signature.identity or '?'}{issuer}"

@@ -7,7 +7,9 @@ exporting again deploys a policy that refuses the images the lock now holds, and
 admits the ones it dropped.
 
 Checked: every ConfigMap and Kyverno ClusterPolicy labelled
-`app.kubernetes.io/managed-by: pinguard`. A digest it admits that the lock does not
+`app.kubernetes.io/managed-by: pinguard`, as kubectl and PyYAML read it: keys merged in
+with a YAML merge key (`<<`) count, a key written twice is read both times (loaders differ
+on which wins), and the items of a list are read too. A digest it admits that the lock does not
 hold (an index or platform digest of an entry) is a finding at that digest; the
 digests the lock holds that it does not admit are one finding, at `data` (at the
 `value` list of a Kyverno rule; a problem its rules share is told once). The
@@ -21,12 +23,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from pinguard.admission import MANAGED_BY
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, get, items
-from pinguard.sources.yamlnodes import Located, scalar_text
+from pinguard.sources.yamlnodes import Located, mapping_pairs, scalar_text
 
 ID = "stale-admission"
 TYPE = "document-lock"
@@ -40,8 +42,24 @@ _Admitted = list[tuple[str, ScalarNode]]  # (digest, where it is written)
 
 
 def check(conf: Conf, document: Node, where: Located, context: Context) -> Iterator[Problem]:
-    if scalar_text(get(document, "metadata", "labels", MANAGED_BY[0])) != MANAGED_BY[1]:
-        return
+    for managed in _objects(document):
+        if scalar_text(get(managed, "metadata", "labels", MANAGED_BY[0])) == MANAGED_BY[1]:
+            yield from _stale(managed, where, context)
+
+
+def _objects(document: Node) -> Iterator[Node]:
+    """The objects a document holds as kubectl may apply them: itself, and the items of a list (`items:`)."""
+    seen: set[int] = set()
+    pending = [document]
+    while pending:
+        node = pending.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            yield node
+            pending.extend(reversed(items(get(node, "items"))))
+
+
+def _stale(document: Node, where: Located, context: Context) -> Iterator[Problem]:
     kind = scalar_text(get(document, "kind"))
     locked = {digest: entry for entry in context.lock for digest in (entry.digest, *entry.platforms.values())}
     again = "export it again with `pinguard export admission`"
@@ -64,26 +82,29 @@ def check(conf: Conf, document: Node, where: Located, context: Context) -> Itera
 def _holders(document: Node, kind: str | None) -> list[tuple[Node, _Admitted]]:
     """Each list of admitted digests the object holds, with the node a missing digest is reported at."""
     if kind == "ConfigMap":
-        data = get(document, "data")
-        keys = [key for key, _ in data.value] if isinstance(data, MappingNode) else []
+        keys = [key for data in _every(document, "data") for key, _ in mapping_pairs(data)]
         anchor = _key(document, "data") or document
-        return [(anchor, [(f"sha256:{key.value}", key) for key in keys
-                          if isinstance(key, ScalarNode) and _HEX.fullmatch(str(key.value))])]
+        return [(anchor, [(f"sha256:{key.value}", key) for key in keys if _HEX.fullmatch(str(key.value))])]
     if kind == "ClusterPolicy" and (scalar_text(get(document, "apiVersion")) or "").startswith("kyverno.io/"):
         return [(values, [(str(v.value), v) for v in values.value
                           if isinstance(v, ScalarNode) and _DIGEST.fullmatch(str(v.value))])
-                for rule in items(get(document, "spec", "rules"))
+                for spec in _every(document, "spec")
+                for rule in items(get(spec, "rules"))
                 for foreach in items(get(rule, "validate", "foreach"))
                 for condition in items(get(foreach, "deny", "conditions", "any"))
-                if isinstance(values := get(condition, "value"), SequenceNode)]
+                for values in _every(condition, "value") if isinstance(values, SequenceNode)]
     return []
 
 
-def _key(mapping: Node, name: str) -> Node | None:
+def _every(mapping: Node, name: str) -> list[Node]:
+    """Every value of `name` a YAML loader may see: merged in with `<<`, or written twice (loaders differ
+    on which wins, so each is read)."""
+    return [value for key, value in mapping_pairs(mapping) if key.value == name]
+
+
+def _key(mapping: Node, name: str) -> ScalarNode | None:
     """The key node `name` of a mapping: where a finding about its value is shown."""
-    if isinstance(mapping, MappingNode):
-        return next((key for key, _ in mapping.value if isinstance(key, ScalarNode) and key.value == name), None)
-    return None
+    return next((key for key, _ in mapping_pairs(mapping) if key.value == name), None)
 
 
 def _at(node: Node, where: Located, message: str, reference: str | None = None) -> Problem:

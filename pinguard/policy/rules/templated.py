@@ -23,5 +23,5 @@ DEFAULT: dict[str, object] = {"level": "warning"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    if found.reference is None:
+    if found.reference is None and found.decoded is None:  # a decoded reference is `escaped-reference`'s
         yield at(found, f"cannot be checked: {found.problem}")

@@ -1,0 +1,84 @@
+"""A lock of 5,000 entries, each with two platform images, against pods of 1 to 100 containers, pinned and not.
+
+The API server gives each expression a cost budget (`PER_CALL_LIMIT`); a policy whose
+cost grew with the lock would deny valid pods of a large lock, or time out. Every
+verdict here is the right one, and the cost of the costliest evaluation is the same as
+against a lock of the few entries the pods name: it does not grow with the lock.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pinguard.admission import Source, params, vap
+from pinguard.lockfile import Lock, LockEntry
+from testing.lockdata import locked_test_digest
+from tests.admission.cel import PER_CALL_LIMIT
+from tests.admission.helpers import admit, pod_spec
+
+NAME = "registry.example.com/team-{team:02}/image-{i:04}"
+ENTRIES = 5000
+UNKNOWN = "sha256:" + "9" * 64
+
+
+def entry(index: int) -> LockEntry:
+    name = NAME.format(team=index % 50, i=index)
+    return LockEntry(name, "1.0", locked_test_digest(name, "1.0"), "m", 0, "other", None, "t",
+                     {platform: locked_test_digest(name, platform) for platform in ("linux/amd64", "linux/arm64")})
+
+
+ALL = [entry(index) for index in range(ENTRIES)]
+
+
+def objects_of(entries: list[LockEntry]) -> list[dict[str, Any]]:
+    return vap.objects(Source(Lock().with_entries(entries), "pinguard.lock", "0" * 64), (), "deny")
+
+
+@pytest.fixture(scope="module")
+def large() -> list[dict[str, Any]]:
+    return objects_of(ALL)
+
+
+def pod(images: list[str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": pod_spec(*((f"c{i}", image) for i, image in enumerate(images)))}
+
+
+def pinned(entry_: LockEntry, which: int) -> str:
+    digest = (entry_.digest, *entry_.platforms.values())[which % 3]
+    return f"{entry_.name}:{entry_.tag}@{digest}"
+
+
+def test_the_lock_is_split_over_configmaps_that_fit(large: list[dict[str, Any]]) -> None:
+    cells = [obj for obj in large if obj["kind"] == "ConfigMap"]
+    assert len(cells) > 1
+    assert all(params.stored_size(cell) <= params.STORED_BUDGET for cell in cells)
+    assert {digest for cell in cells for digest in cell["data"] if len(digest) == 64} == {
+        digest.removeprefix("sha256:") for e in ALL for digest in (e.digest, *e.platforms.values())}
+
+
+@pytest.mark.parametrize("count", [1, 10, 100])
+def test_pods_of_up_to_100_containers_are_judged_right_and_at_a_cost_the_lock_s_size_does_not_change(
+        large: list[dict[str, Any]], count: int) -> None:
+    named = [ALL[(index * 997) % ENTRIES] for index in range(count)]  # spread over every cell
+    small = objects_of(named)
+    locked = pod([pinned(e, i) for i, e in enumerate(named)])
+    tags = pod([f"{e.name}:{e.tag}" for e in named])
+    wrong = [pinned(e, i) for i, e in enumerate(named)]
+    wrong[count // 2] = f"{named[count // 2].name}:1.0@{UNKNOWN}"
+    for images, refused in ((locked, None), (tags, "c0"), (pod(wrong), f"c{count // 2}")):
+        verdicts = [admit(large, images), admit(small, images)]
+        for verdict in verdicts:
+            assert verdict.allowed is (refused is None)
+            if refused is not None:
+                assert all(_names_its_entry(message, named) for message in verdict.messages)
+                assert any(message.startswith(f"container {refused}: ") for message in verdict.messages)
+        assert verdicts[0].cost <= verdicts[1].cost * 1.05 + 50
+        assert verdicts[0].cost < PER_CALL_LIMIT / 5
+
+
+def _names_its_entry(message: str, named: list[LockEntry]) -> bool:
+    container, _, rest = message.partition(": image `")
+    index = int(container.removeprefix("container c"))
+    return rest.endswith(f"pin it to {named[index].name}:1.0@{named[index].digest}")
