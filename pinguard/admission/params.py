@@ -10,7 +10,9 @@ does not change):
   and encoded into the characters a key may hold (`_` as `__`, then `/` `:` `[` `]`
   as `_s` `_c` `_l` `_r`), whose value is the entry's index digest (its hex). An
   entry's class is the sum of the places of its name's characters in `NAME_ALPHABET`
-  (-1 for any other), modulo `names.classes`; `names.class` is the ConfigMap's.
+  (counted from 1, 0 for any other, so the sum is never negative: CEL's `%`, like Go's,
+  keeps the sign of a negative sum, Python's does not), modulo `names.classes`;
+  `names.class` is the ConfigMap's.
 
 A lock that does not fit in one ConfigMap is split over a grid: `n` digest ranges by
 `m` name classes, one ConfigMap a cell, each digest in the `m` cells of its range and
@@ -105,8 +107,8 @@ def name_class(name: str, classes: int) -> int:
 
 
 def _places(name: str) -> int:
-    """The sum of the places of the characters of `name` in NAME_ALPHABET, -1 for any other."""
-    return sum(NAME_ALPHABET.find(char) for char in name)
+    """The sum of the places of the characters of `name` in NAME_ALPHABET, from 1; 0 for any other."""
+    return sum(NAME_ALPHABET.find(char) + 1 for char in name)
 
 
 def cells(source: Source) -> list[Cell]:

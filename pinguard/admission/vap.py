@@ -212,7 +212,7 @@ def key_of(name: str) -> str:
 
 
 def _name_class(name: str) -> str:
-    return f"{name}.split('').map(ch, '{NAME_ALPHABET}'.indexOf(ch)).sum() % variables.nameClasses"
+    return f"{name}.split('').map(ch, '{NAME_ALPHABET}'.indexOf(ch) + 1).sum() % variables.nameClasses"
 
 
 def _passes(image: str) -> str:

@@ -88,12 +88,13 @@ class Transport:
     def request(self, method: str, path: str, *, scope: str, headers: Mapping[str, str] | None = None,
                 url: str | None = None, limit: int = CONTENT_LIMIT) -> requests.Response:
         """Send one request, authenticating and retrying as needed; the body, at most `limit` bytes, is read."""
-        if self._warm:
-            return self._request(method, url or self._base + path, scope, headers or {}, limit)
-        with self._first:
-            response = self._request(method, url or self._base + path, scope, headers or {}, limit)
-            self._warm = True
-            return response
+        if not self._warm:
+            with self._first:
+                if not self._warm:  # those that waited go out together once the first has learnt it
+                    response = self._request(method, url or self._base + path, scope, headers or {}, limit)
+                    self._warm = True
+                    return response
+        return self._request(method, url or self._base + path, scope, headers or {}, limit)
 
     def exchange(self, url: str, send: Callable[[], requests.Response]) -> requests.Response:
         """`send()` paced when `url` is on the registry's own host: the quota is the host's."""

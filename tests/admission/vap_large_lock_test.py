@@ -82,3 +82,16 @@ def _names_its_entry(message: str, named: list[LockEntry]) -> bool:
     container, _, rest = message.partition(": image `")
     index = int(container.removeprefix("container c"))
     return rest.endswith(f"pin it to {named[index].name}:1.0@{named[index].digest}")
+
+
+@pytest.mark.parametrize("image", [
+    "a.a/a" + "-" * 40 + "a:a",  # separators outnumber the letters' places: a name class below zero, were it
+    "x.io/" + "/".join(["a"] * 30) + ":0",  # counted negative (CEL's `%` keeps the sign, as Go's does)
+    "EVIL.example/Tools:LATEST",  # characters outside the alphabet
+])
+def test_an_image_whose_name_is_mostly_separators_is_judged_in_a_split_lock(
+        large: list[dict[str, Any]], image: str) -> None:
+    assert len([obj for obj in large if obj["kind"] == "ConfigMap"]) > 1
+    for refused in (image, image.split(":")[0] + ":a@" + UNKNOWN):
+        verdict = admit(large, pod([refused]))
+        assert not verdict.allowed and verdict.messages, refused
