@@ -5,7 +5,7 @@ time taken around the child, peak memory its maximum resident set):
 
 - one file, the pre-commit case: `pinguard check pod.yaml` on one small pinned
   manifest with its `pinguard.lock`, versus `python -c "import yaml"`;
-- a tree from `shared/bench/gen_manifests.py`: `pinguard check` on it pinned
+- a tree from `benchmarks/gen_manifests.py`: `pinguard check` on it pinned
   (the usual state), unpinned (every reference a finding) and pinned under the
   `aws-dlc` preset, versus the bare parse of `scan_pin.py` and checkov's
   image-digest check CKV_K8S_43.

@@ -1,6 +1,6 @@
 """Scan and pin 5,000 real Kubernetes manifests: pinguard versus a bare libyaml parse of the same files.
 
-The tree comes from `shared/bench/gen_manifests.py` (copies of real kuberay,
+The tree comes from `benchmarks/gen_manifests.py` (copies of real kuberay,
 kubeflow, Kubernetes and AWS DLC manifests, 13 MB). Every command runs in a
 fresh interpreter, so start-up and imports count the same for all; wall time is
 taken around the child, peak memory is its maximum resident set as GNU
@@ -31,7 +31,7 @@ from pinguard import lockfile
 from pinguard.scanning import scan
 from testing.lockdata import lock_for
 
-GENERATOR = Path(__file__).resolve().parents[2] / "shared" / "bench" / "gen_manifests.py"
+GENERATOR = Path(__file__).resolve().parent / "gen_manifests.py"
 SCAN_GOAL = 1.5  # scan's wall time over the bare parse
 PIN_GOAL = 2.0  # pin's wall time over the bare parse
 BIG_FILE_GOAL = 2.0  # scan's wall time over the bare parse of one large file

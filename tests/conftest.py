@@ -26,6 +26,9 @@ if os.environ.get("CI"):
 # unless told otherwise; tests whose subject is not pacing lift it (tests/registry/quota_test.py paces).
 UNPACED = ("--rate", "public.ecr.aws=1000")
 
+# Real-world files from public repositories (tests/testdata/corpus/SOURCES.md names each one and its license).
+CORPUS = Path(__file__).parent / "testdata" / "corpus"
+
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""The real-world corpus in ../shared/corpus: scanned without errors, pinned exactly, and pinned only once.
+"""The real-world corpus in tests/testdata/corpus: scanned without errors, pinned exactly, and pinned only once.
 
 The corpus is copied once per module and pinned with a lock that knows every
 reference; the tests then read what the commands did. The counts and positions
@@ -22,12 +22,7 @@ from pinguard.rewrite import Edit, apply, pin_edit
 from pinguard.scanning import Scan, ScannedFile, scan
 from pinguard.sources.base import Found
 from testing import lockdata
-
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}: it lives beside the repository, in shared/corpus"
-)
+from tests.conftest import CORPUS
 
 
 @dataclass(frozen=True)

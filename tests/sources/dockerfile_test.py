@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from pinguard.sources import dockerfile
 from pinguard.sources.base import SourceError
+from tests.conftest import CORPUS
 from tests.sources.spans import check_spans
 
 D = "sha256:" + "0123456789abcdef" * 4
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
 Row = tuple[int, int, str, str | None]  # line, column, value as written, str(reference) or None
 
@@ -169,12 +169,9 @@ def test_any_text(text: str) -> None:
 
 
 def _corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
     return sorted(p for p in CORPUS.rglob("*") if p.is_file() and "dockerfile" in p.name.lower())
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus at {CORPUS}")
 @pytest.mark.parametrize("path", _corpus_files(), ids=lambda p: str(p.relative_to(CORPUS)))
 def test_corpus(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = path.read_text(encoding="utf-8").removeprefix("\ufeff")

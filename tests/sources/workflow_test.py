@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,10 +14,10 @@ from pinguard.rewrite import apply, pin_edit
 from pinguard.sources import workflow
 from pinguard.sources.base import Found
 from testing.lockdata import locked_test_digest
+from tests.conftest import CORPUS
 from tests.sources.spans import check_spans
 
 PATH = ".github/workflows/ci.yml"
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 PINNED = re.compile(r"@sha256:[0-9a-f]{64}")
 
 Row = tuple[int, int, str, str | None]  # line, column, value as written, str(reference) or None
@@ -212,7 +211,6 @@ CORPUS_MATRIX = [
 ]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no shared corpus at {CORPUS}")
 @pytest.mark.parametrize(("name", "drawn"), CORPUS_MATRIX, ids=[row[0] for row in CORPUS_MATRIX])
 def test_corpus_matrices(name: str, drawn: list[tuple[int, str]]) -> None:
     """Every `${{ matrix.x }}` container or service in these files reads a literal matrix: only its values are left."""

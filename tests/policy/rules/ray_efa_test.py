@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from pinguard.policy.rules import ray_efa
+from tests.conftest import CORPUS
 from tests.policy.helpers import assert_found, check_rule, files_flagged
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 EFA_ENV = "[{name: FI_PROVIDER, value: efa}, {name: NCCL_SOCKET_IFNAME, value: eth0}]"
 EFA_RESOURCES = "{limits: {nvidia.com/gpu: 4, vpc.amazonaws.com/efa: 1}}"
 GPU_ONLY = "{limits: {nvidia.com/gpu: 4}}"
@@ -167,7 +167,6 @@ def test_every_gpu_container_of_the_group_is_checked(folder: Path) -> None:
     assert "container `sidecar` of worker group `gpu-workers`" in found[1].message
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     flagged = files_flagged(ray_efa, Path("."))

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from pinguard.policy.rules import ray_same_image
+from tests.conftest import CORPUS
 from tests.policy.helpers import assert_found, check_rule, files_flagged
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 RAY = "rayproject/ray:2.40.0-py311-gpu"
 DIGEST = "sha256:" + "a" * 64
 OTHER = "sha256:" + "b" * 64
@@ -62,7 +62,6 @@ def test_ray_same_image(folder: Path, manifest: str, expected: list[tuple[int, i
     assert_found(found, expected, "ray-same-image")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     flagged = files_flagged(ray_same_image, Path("."))

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from pinguard.policy.rules import runtime_env_pins
+from tests.conftest import CORPUS
 from tests.policy.helpers import assert_found, check_rule, files_flagged
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
 HASH = "0" * 64
 COMMIT = "a" * 40
 
@@ -79,7 +79,6 @@ def test_runtime_env_pins(folder: Path, manifest: str, expected: list[tuple[int,
     assert_found(found, expected, "runtime-env-pins")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no corpus at {CORPUS}")
 def test_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CORPUS)
     flagged = files_flagged(runtime_env_pins, Path("."))
