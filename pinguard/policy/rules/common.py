@@ -23,6 +23,8 @@ class Context:
     lock: Lock
     lockfile: str  # as the user named it, for messages
     tag_rules: TagRules = field(default_factory=TagRules)
+    # What a rule derives from the lock once a run, by the rule's ID (a run checks every file with one Context).
+    derived: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def locked(self, found: Found) -> tuple[tuple[str, str] | None, LockEntry | None]:
         """The lock key a reference stands for (None: no tag to lock) and its entry (None: not locked)."""

@@ -114,16 +114,13 @@ class _Exported:
         return self._classes[classes][name_class_]
 
 
-_last: list[_Exported | None] = [None]  # the lock of the last run, kept while its documents come
-
-
 def _exported(context: Context) -> _Exported:
     """The lock of `context` as an export writes it: read for the first document of a run, kept for the others."""
-    last = _last[0]
-    if last is None or last.context is not context:
+    exported = context.derived.get(ID)
+    if not isinstance(exported, _Exported):
         digests = {digest: entry for entry in context.lock for digest in (entry.digest, *entry.platforms.values())}
-        last = _last[0] = _Exported(context, dict(sorted(digests.items())))
-    return last
+        exported = context.derived[ID] = _Exported(context, dict(sorted(digests.items())))
+    return exported
 
 
 def check(conf: Conf, document: Node, where: Located, context: Context) -> Iterator[Problem]:
