@@ -10,8 +10,9 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from pinguard import __version__
 from pinguard.errors import PinguardError
@@ -49,6 +50,13 @@ def _add_policy_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", action="append", type=Path, default=[], metavar="FILE",
                         help="policy file or shipped preset name, for its tag rules, registry rates and Helm "
                              "settings (repeatable; default: .pinguard.yaml if present)")
+
+
+def _add_helm_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--helm", metavar="PATH",
+                        help="the helm binary (3 or 4) that renders charts, so their images are read from what "
+                             "Helm renders and a pin is written only where a render confirms it (default: the "
+                             "policy's helm.binary, else helm on PATH; without one, values files are read as text)")
 
 
 def _add_provenance_option(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_paths(scan)
     scan.add_argument("--format", choices=("text", "json"), default="text")
     _add_policy_option(scan)
+    _add_helm_option(scan)
     _add_common_options(scan)
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
@@ -106,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_allow_empty_option(lock)
     _add_provenance_option(lock)
     _add_online_options(lock)
+    _add_helm_option(lock)
     _add_common_options(lock)
 
     check = commands.add_parser("check", help="offline lint: pinned, locked, consistent, allowed by policy")
@@ -116,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     _add_output_option(check, "the report")
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    _add_helm_option(check)
     _add_common_options(check)
 
     pin = commands.add_parser("pin", help="rewrite references to name:tag@digest from the lockfile")
@@ -124,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     pin.add_argument("--dry-run", action="store_true", help="print a diff instead; exit 1 if anything would change")
     _add_allow_empty_option(pin)
     _add_online_options(pin)
+    _add_helm_option(pin)
     _add_common_options(pin)
 
     verify = commands.add_parser("verify", help="check that every locked digest is still served and where tags point")
@@ -138,6 +150,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="print the explanation and a diff instead; exit 1 if anything would change")
     update.add_argument("--format", choices=("text", "markdown"), default="text")
     _add_online_options(update)
+    _add_helm_option(update)
     _add_common_options(update)
 
     run = commands.add_parser("run", help="launch a RayJob or RayCluster only against the locked image; "
@@ -184,6 +197,20 @@ def _parser() -> argparse.ArgumentParser:
                        help="policy file or shipped preset name, for the sidecars it allows (repeatable; default: "
                             ".pinguard.yaml if present, else the `default` preset)")
     _add_common_options(audit)
+
+    post_render = commands.add_parser(
+        "post-render", help="pin every image of rendered manifests from the lockfile, stdin to stdout: a Helm "
+                            "post-renderer, or a filter between kustomize and kubectl",
+        description="Read rendered Kubernetes manifests on stdin (at most 64 MiB) and write them to stdout with "
+                    "every image pinned to name:tag@digest from the lockfile; nothing else changes. An image the "
+                    "lock does not hold, one pinned to a digest it does not hold, or a value that is no image "
+                    "reference fails the render: exit 2, nothing on stdout.",
+        epilog="The lockfile is --lockfile, else $PINGUARD_LOCKFILE, else pinguard.lock in the current folder. "
+               "Helm 3: helm template ... --post-renderer helm-plugin/pinguard-post-render. Helm 4: helm plugin "
+               "install ./helm-plugin, then helm template ... --post-renderer pinguard. Elsewhere: kustomize build "
+               ". | pinguard post-render | kubectl apply -f -")
+    _add_common_options(post_render)
+    post_render.set_defaults(lockfile=None)  # not given: PINGUARD_LOCKFILE, then pinguard.lock (`_options`)
     return parser
 
 
@@ -210,17 +237,19 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
     # fast to ask registries. `check` and `run` choose theirs with their own defaults. An offline
     # command (`scan`, `pin` on every commit) with no policy at hand needs none of the default's.
     online = hasattr(args, "deadline") and getattr(args, "resolve", True)
-    if args.command not in ("check", "run", "audit", "export") and (online or args.policy or PROJECT_POLICY.is_file()):
+    own_policy = ("check", "run", "audit", "export", "post-render")  # their own policy, or none
+    if args.command not in own_policy and (online or args.policy or PROJECT_POLICY.is_file()):
         from pinguard.policy import for_command
 
         policy = for_command(args.policy)
         tag_rules, rates, sources, trust = policy.tag_rules, {**policy.rates, **rates}, policy.sources, policy.trust
         provenance = provenance or (hasattr(args, "provenance") and policy.lock_provenance)
         tag_digest_mismatch = str(policy.rules["tag-digest-mismatch"]["lock"])
-    return Options(
+    options = Options(
         stdout=stdout,
         stderr=stderr,
-        lockfile=args.lockfile,
+        # None where the environment may name it: `post-render`, which Helm runs wherever helm runs, often unflagged
+        lockfile=Path(env.get("PINGUARD_LOCKFILE") or "pinguard.lock") if args.lockfile is None else args.lockfile,
         registry=RegistrySettings(
             mirrors=mirrors,
             mirror_credentials=mirror_credentials,
@@ -241,10 +270,12 @@ def _options(args: argparse.Namespace, env: Mapping[str, str], stdout: TextIO, s
         provenance=provenance,
         trust=trust,
         tag_digest_mismatch=tag_digest_mismatch,
+        helm=getattr(args, "helm", None),
     )
+    return replace(options, sources=options.sources_over(options.sources))
 
 
-def _run(args: argparse.Namespace, options: Options) -> int:
+def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> int:
     if args.command == "resolve":
         from pinguard.commands.resolve import resolve
 
@@ -289,11 +320,15 @@ def _run(args: argparse.Namespace, options: Options) -> int:
 
         return audit(options, namespace=args.namespace, all_namespaces=args.all_namespaces, fmt=args.format,
                      policies=args.policy)
+    if args.command == "post-render":
+        from pinguard.commands.post_render import post_render
+
+        return post_render(options, stdin=stdin or sys.stdin.buffer)
     raise AssertionError(f"unhandled command {args.command}")
 
 
 def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = None,
-         stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+         stdout: TextIO | None = None, stderr: TextIO | None = None, stdin: BinaryIO | None = None) -> int:
     out, err = stdout or sys.stdout, stderr or sys.stderr
     args = _parser().parse_args(argv)
     handler = logging.StreamHandler(err)
@@ -304,7 +339,7 @@ def main(argv: Sequence[str] | None = None, *, env: Mapping[str, str] | None = N
         if options.verbose:
             logger.addHandler(handler)
             logger.setLevel(logging.DEBUG)
-        return _run(args, options)
+        return _run(args, options, stdin)
     except PinguardError as exc:
         print(f"pinguard: error: {exc}", file=err)
         return 2

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -33,3 +33,9 @@ class Options:
     # from the policy (rule tag-digest-mismatch, option `lock`): what `lock` does with a digest
     # written beside a tag that points elsewhere: "refuse", lock the "tag"'s, or keep the "digest"
     tag_digest_mismatch: str = "refuse"
+    helm: str | None = None  # `--helm PATH`: the helm that renders charts, over the policy's
+
+    def sources_over(self, sources: SourceSettings) -> SourceSettings:
+        """A policy's settings for reading files, with what the command line says of Helm."""
+        helm = replace(sources.helm, binary=self.helm or sources.helm.binary, cache_dir=self.cache_dir)
+        return replace(sources, helm=helm)

@@ -2,20 +2,37 @@
 
 Only the characters of each reference change (see `pinguard.rewrite`); nothing is
 written here: `pin` and `update` commit the plan, `run` renders a manifest with it.
+The files of a chart Helm judged are planned by `pinguard.helm.pinning`, which keeps
+only the edits a render confirms.
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import NamedTuple
+
+from pinguard.helm.judge import JudgedChart
+from pinguard.helm.pinning import plan_chart
 from pinguard.lockfile import Lock, locked_key
 from pinguard.rewrite import Edit, apply, pin_edit
 from pinguard.scanning import Scan, ScannedFile
 from pinguard.sources.base import Found
 
 
-def plan(result: Scan, lock: Lock) -> tuple[list[tuple[ScannedFile, str]], list[Found]]:
-    """The new text of every file that changes, and the references the lock does not know."""
+class Plan(NamedTuple):
+    changes: list[tuple[ScannedFile, str]]  # the new text of every file that changes
+    missing: list[Found]  # references the lock does not know
+    refused: list[tuple[Found, str]]  # references a chart cannot carry a digest for, and why
+
+
+def plan(result: Scan, lock: Lock) -> Plan:
     changes: list[tuple[ScannedFile, str]] = []
     missing: list[Found] = []
+    refused: list[tuple[Found, str]] = []
+    charts: dict[int, tuple[JudgedChart, list[tuple[Found, str]]]] = {}
+    by_path: dict[Path, ScannedFile] = {}
     for scanned in result.files:
+        chart = scanned.chart
+        judged = chart is not None and chart.owns(scanned.file.path)
         edits: list[Edit] = []
         for found in scanned.found:
             key = locked_key(found.reference) if found.reference else None
@@ -24,11 +41,22 @@ def plan(result: Scan, lock: Lock) -> tuple[list[tuple[ScannedFile, str]], list[
             entry = lock.get(*key)
             if entry is None:
                 missing.append(found)
-            elif found.reference.digest != entry.digest:
+            elif found.reference.digest == entry.digest:
+                continue
+            elif chart is not None and chart.failure is not None:
+                refused.append((found, chart.failure))
+            elif chart is not None and judged:
+                charts.setdefault(id(chart), (chart, []))[1].append((found, entry.digest))
+                by_path[scanned.file.path.resolve()] = scanned
+            else:
                 edits.append(pin_edit(found, entry.digest))
         if edits:
             changes.append((scanned, apply(scanned.file.text, edits)))
-    return changes, missing
+    for chart, wanted in charts.values():
+        chart_plan = plan_chart(chart, wanted)
+        changes.extend((by_path[path], text) for path, text in chart_plan.texts.items())
+        refused.extend(chart_plan.refused)
+    return Plan(changes, missing, refused)
 
 
 def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
@@ -41,7 +69,7 @@ def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
             found for found in scanned.found
             if found.reference is not None and found.reference.digest is not None
             and locked_key(found.reference) in moved.entries
-        ])
+        ], chart=scanned.chart)
         for scanned in result.files
     ])
-    return plan(pinned, moved)[0]
+    return plan(pinned, moved).changes

@@ -15,7 +15,7 @@ from pinguard.atomic import new_token, stage
 from pinguard.errors import PinguardError
 from pinguard.files import TextFile
 from pinguard.journal import Entry, Journal, sha256_hex, sync_folders
-from pinguard.sources.base import Found
+from pinguard.sources.base import DigestField, Found
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,18 @@ class Edit:
 
 def pin_edit(found: Found, digest: str) -> Edit:
     """The edit that pins one reference to `digest`: the digest field, or `name:tag@digest` in place."""
-    field = found.digest_field
-    if field is not None:
-        value = digest.partition(":")[2] if field.hex_only else digest
-        return Edit(field.start, field.end, field.prefix + value + field.suffix)
+    if found.digest_field is not None:
+        return field_edit(found.digest_field, digest)
     name_and_tag = found.value.partition("@")[0]
     if found.reference is not None and found.reference.tag is None:
         name_and_tag += ":latest"  # what the lock resolved; written out so the pin reads back to its entry
     return Edit(found.span.start, found.span.end, name_and_tag + "@" + digest)
+
+
+def field_edit(field: DigestField, digest: str) -> Edit:
+    """The edit writing `digest` where a digest field (or a tag's `@digest`) goes."""
+    value = digest.partition(":")[2] if field.hex_only else digest
+    return Edit(field.start, field.end, field.prefix + value + field.suffix)
 
 
 def apply(text: str, edits: Iterable[Edit]) -> str:

@@ -12,7 +12,9 @@ from typing import TextIO
 from yaml.nodes import Node
 
 from pinguard import sources
+from pinguard.errors import PinguardError
 from pinguard.files import TextFile, UnreadableFile, walk
+from pinguard.helm.judge import Judge, JudgedChart, found_in
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
 
 
@@ -24,6 +26,7 @@ class ScannedFile:
     # The YAML documents the source parsed, for the rules that read whole documents; None when it parsed
     # none. They live as long as the record: keep records without them (`without_documents`).
     documents: list[Node] | None = field(default=None, repr=False, compare=False)
+    chart: JudgedChart | None = field(default=None, repr=False, compare=False)  # the chart Helm judged it in
 
     def without_documents(self) -> ScannedFile:
         return replace(self, documents=None)
@@ -91,6 +94,7 @@ def each_file(paths: Sequence[str], errors: list[str],
     named = [argument for argument in paths if _usable(argument, errors)]
     if paths and not named:
         return  # every path named was wrong: reading the current folder instead would hide it
+    judge = Judge(settings.helm, os.environ)
     for path in walk(named, Path.cwd()):
         if not sources.may_hold_images(path.name):
             continue
@@ -105,7 +109,15 @@ def each_file(paths: Sequence[str], errors: list[str],
         except SourceError as exc:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
-        yield ScannedFile(file, kind, searched.found, searched.documents)
+        found = searched.found
+        try:
+            chart = judge.chart_of(path)
+        except PinguardError as exc:  # the helm named cannot run: every chart would be misread
+            errors.append(f"{path}:1:1: {exc}")
+            return
+        if chart is not None:
+            found = found_in(chart, path, found)
+        yield ScannedFile(file, kind, found, searched.documents, chart)
 
 
 def _usable(argument: str, errors: list[str]) -> bool:

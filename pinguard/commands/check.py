@@ -7,6 +7,7 @@ file, the lockfile or a policy cannot be read (every other file still checked).
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from pinguard.atomic import write_output
@@ -19,7 +20,8 @@ from pinguard.report import FORMATS
 
 def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",
           output: Path | None = None, strict: bool = False) -> int:
-    result = lint(paths, for_command(policies), options.lockfile)
+    policy = for_command(policies)
+    result = lint(paths, replace(policy, sources=options.sources_over(policy.sources)), options.lockfile)
     for error in result.errors:
         print(f"pinguard: {error}", file=options.stderr)
     rendered = io.StringIO()

@@ -8,6 +8,7 @@ next `pin` or `update` (see `pinguard.rewrite`).
 from __future__ import annotations
 
 from pinguard import lockfile
+from pinguard.helm.pinning import POST_RENDER
 from pinguard.journal import recover
 from pinguard.locking import update_lockfile
 from pinguard.options import Options
@@ -29,16 +30,19 @@ def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: b
             return 2
         if not options.quiet:
             options.stdout.writelines(locked.lines(options.lockfile))
-    changes, missing = plan(result, lockfile.read(options.lockfile))
+    changes, missing, refused = plan(result, lockfile.read(options.lockfile))
     for found in missing:
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} is not in "
               f"{options.lockfile}; run `pinguard pin --resolve` or `pinguard lock`", file=options.stderr)
+    for found, reason in refused:
+        print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.rendered or found.reference} not pinned: "
+              f"{reason}; {POST_RENDER}", file=options.stderr)
     if dry_run:
         for scanned, text in changes:
             options.stdout.writelines(unified_diff(scanned.file, text))
-        return 1 if changes or missing else 0
+        return 1 if changes or missing or refused else 0
     commit([(scanned.file, text) for scanned, text in changes], tree_roots(paths))
     if not options.quiet and changes:
         print(f"pinned {len(changes)} file{'s' if len(changes) != 1 else ''}", file=options.stdout)
-    return 1 if missing else 0
+    return 1 if missing or refused else 0
 

@@ -13,8 +13,13 @@ A policy file is YAML:
       denied-tags: {level: error, tags: [latest], untagged: true}
     registries:                 # for the online commands: at most `rate` requests per second
       public.ecr.aws: {rate: 10}
-    helm:                       # values files whose chart (not in this repository) reads image `digest:`
-      digest-read: ["deploy/values-*.yaml"]
+    helm:
+      digest-read: ["deploy/values-*.yaml"]  # values files whose chart (not in this repository) reads `digest:`
+      binary: tools/helm        # the helm that renders charts (default: helm on PATH; `--helm` overrides)
+      charts:                   # how charts are deployed (default: values.yaml, and each values*.yaml over it)
+        - chart: deploy/app     # relative to the policy file; values relative to the chart
+          values: [values.yaml, values-prod.yaml]
+          set: {image.pullPolicy: Always}
     provenance:                 # `lock --provenance`; paths are relative to the policy file
       lock: true                # look every time `lock` resolves, as if --provenance were given
       keys: [cosign.pub]        # PEM public keys for cosign key-based signatures
@@ -42,6 +47,7 @@ import yaml
 
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.findings import Finding, Problem
+from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.options import PROJECT_POLICY
 from pinguard.policy.rules import RULES, Rule
 from pinguard.provenance.model import Trust
@@ -196,7 +202,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
     tags = [_tag_rule(path, entry) for entry in data.get("tags") or []]
     _merge(result, {"rules": _rules(path, data.get("rules") or {}), "exclude": data.get("exclude") or [],
                     "tags": tags, "rates": _rates(path, data.get("registries") or {}),
-                    "digest_read": _digest_read(path, data.get("helm") or {}),
+                    "helm": _helm(path, data.get("helm") or {}),
                     "provenance": _provenance(path, data.get("provenance") or {}),
                     "sidecars": _sidecars(path, data.get("sidecars") or [])})
     return result
@@ -204,7 +210,8 @@ def _read(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
 
 def _nothing() -> dict[str, Any]:
     """What a policy sets before any file is read: every section, empty."""
-    return {"rules": {}, "exclude": [], "tags": [], "rates": {}, "digest_read": [], "provenance": {}, "sidecars": []}
+    return {"rules": {}, "exclude": [], "tags": [], "rates": {},
+            "helm": {"digest_read": [], "binary": None, "charts": []}, "provenance": {}, "sidecars": []}
 
 
 def _known_keys(where: str, mapping: dict[Any, Any], known: Sequence[str]) -> None:
@@ -251,13 +258,40 @@ def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
     return rates
 
 
-def _digest_read(path: Path, helm: dict[Any, Any]) -> list[str]:
-    """`helm: {digest-read: [GLOB]}`: values files whose chart reads the image block's `digest:`."""
-    _known_keys(f"invalid policy {path}: helm", helm, ("digest-read",))
+def _helm(path: Path, helm: dict[Any, Any]) -> dict[str, Any]:
+    """`helm: {digest-read: [GLOB], binary: PATH, charts: [{chart, values, set}]}`."""
+    where = f"invalid policy {path}: helm"
+    _known_keys(where, helm, ("digest-read", "binary", "charts"))
     globs = helm.get("digest-read", [])
     if not isinstance(globs, list) or not all(isinstance(glob, str) for glob in globs):
-        raise PolicyError(f"invalid policy {path}: helm.digest-read: expected a list of glob patterns")
-    return globs
+        raise PolicyError(f"{where}.digest-read: expected a list of glob patterns")
+    binary = helm.get("binary")
+    if binary is not None and (not isinstance(binary, str) or not binary):
+        raise PolicyError(f"{where}.binary: expected the path or name of a helm binary")
+    if binary is not None and "/" in binary:
+        binary = str(path.parent / binary)
+    charts = helm.get("charts", [])
+    if not isinstance(charts, list):
+        raise PolicyError(f"{where}.charts: expected a list of {{chart, values, set}}")
+    return {"digest_read": globs, "binary": binary,
+            "charts": [_deployment(path, f"{where}.charts[{index}]", entry) for index, entry in enumerate(charts)]}
+
+
+def _deployment(path: Path, where: str, entry: object) -> Deployment:
+    if not isinstance(entry, dict) or not isinstance(entry.get("chart"), str) or not entry["chart"]:
+        raise PolicyError(f"{where}: expected a mapping with `chart` (a folder), `values` and `set`")
+    _known_keys(where, entry, ("chart", "values", "set"))
+    values = entry.get("values", ["values.yaml"])
+    if not isinstance(values, list) or not all(isinstance(name, str) and name for name in values):
+        raise PolicyError(f"{where}.values: expected a list of values files, relative to the chart")
+    settings = entry.get("set", {})
+    if not isinstance(settings, dict) or not all(
+            isinstance(key, str) and isinstance(value, str | int | float | bool) for key, value in settings.items()):
+        raise PolicyError(f"{where}.set: expected a mapping of value paths to strings, numbers or booleans")
+    chart = path.parent / entry["chart"]
+    return Deployment(chart, tuple(chart / name for name in values),
+                      tuple((key, str(value).lower() if isinstance(value, bool) else str(value))
+                            for key, value in settings.items()))
 
 
 def _provenance(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
@@ -337,7 +371,9 @@ def _merge(into: dict[str, Any], other: Mapping[str, Any]) -> None:
     into["exclude"].extend(other["exclude"])
     into["tags"][:0] = other["tags"]  # first match wins: a later policy's (or the file's own) rules come first
     into["rates"].update(other["rates"])
-    into["digest_read"].extend(other["digest_read"])
+    into["helm"]["digest_read"].extend(other["helm"]["digest_read"])
+    into["helm"]["charts"].extend(other["helm"]["charts"])
+    into["helm"]["binary"] = other["helm"]["binary"] or into["helm"]["binary"]
     into["provenance"].update(other["provenance"])
     into["sidecars"].extend(other["sidecars"])
 
@@ -352,9 +388,10 @@ def _validated(merged: Mapping[str, Any], paths: str) -> Policy:
     provenance = merged["provenance"]
     trust = Trust(tuple(provenance.get("keys", ())), provenance.get("trusted-root"),
                   tuple(provenance.get("notation-certs", ())))
-    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]),
-                  SourceSettings(tuple(merged["digest_read"])), trust, provenance.get("lock", False),
-                  tuple(merged["sidecars"]))
+    helm = merged["helm"]
+    sources = SourceSettings(tuple(helm["digest_read"]), HelmSettings(helm["binary"], tuple(helm["charts"])))
+    return Policy(rules, tuple(merged["exclude"]), TagRules(tuple(merged["tags"])), dict(merged["rates"]), sources,
+                  trust, provenance.get("lock", False), tuple(merged["sidecars"]))
 
 
 def _tag_rule(path: Path, entry: object) -> TagRule:

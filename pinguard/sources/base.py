@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from yaml.nodes import Node
 
 from pinguard.findings import shown
+from pinguard.helm.settings import HelmSettings
 from pinguard.reference import Reference
 
 
@@ -58,6 +59,11 @@ class Found:
     # What a value pinguard cannot edit in place (escapes, a folded block) reads as, when it is a reference:
     # it runs as written, so `escaped-reference` judges it although nothing can pin it.
     decoded: Reference | None = None
+    needs_helm: bool = False  # a Helm block whose shape the static reading does not model: `problem` says why
+    # Read from a chart's render (pinguard/helm): the image as Helm renders it, found at the values line that
+    # controls it; `fixed` says why no values line can pin it (the chart writes it itself).
+    rendered: str | None = None
+    fixed: str | None = None
 
     @property
     def line(self) -> int:
@@ -99,6 +105,7 @@ class SourceSettings:
     """What a policy tells the sources before they read a file."""
 
     digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
+    helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
 
     def chart_reads_digest(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)

@@ -10,6 +10,10 @@ value reaches a pod spec:
   `include "common.images.image" (dict "imageRoot" .Values.controller.image)`,
   to a helper that reads `.digest` from whatever it was given.
 
+The same reading says what an empty tag renders: the chart's appVersion, where
+a template defaults the tag to it and to nothing else (`app_version_tag`); and
+`helm_text` says how Helm reads a YAML scalar (`1.10` unquoted is the number 1.1).
+
 Subcharts (folders or `.tgz` archives under `charts/`) read the values under
 their name or alias. A block handed to a named template the chart does not hold (a
 library chart fetched at build time) is neither read nor unread: `reads` says None.
@@ -25,9 +29,11 @@ counted.
 from __future__ import annotations
 
 import bisect
+import decimal
 import gzip
 import io
 import itertools
+import math
 import re
 import tarfile
 import zlib
@@ -36,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.sources.base import SourceError
 from pinguard.sources.yamlnodes import compose, mapping_get, scalar_text
@@ -61,6 +67,14 @@ _FAIL = re.compile(r"\{\{-?\s*fail\b")
 _WITH = re.compile(r"\s*(?:with|range)\b")
 _ASSIGNS = re.compile(r"\$\w+\s*=")
 _SHA_AFTER_PREFIX = re.compile(r"sha256:(?:\{\{|%s)")
+# A tag defaulted to the chart's appVersion and nothing else: `.tag | default .Chart.AppVersion`, or
+# `default $.Chart.AppVersion .tag`, ending the action or a parenthesis (a `printf "v%s"` around it does not count).
+_APP_VERSION = r"\$?\w*(?:\.\w+)*?\.Chart\.AppVersion"
+_ENDS_HERE = r"\s*(?:\|\s*(?:toString|quote|squote)\s*)?(?:\)|-?\}\}|$)"
+_DEFAULTED_AFTER = re.compile(rf"\s*\|\s*default\s+{_APP_VERSION}{_ENDS_HERE}")
+_DEFAULTED_BEFORE = re.compile(rf"\bdefault\s+{_APP_VERSION}\s+$")
+_ACTION_ENDS = re.compile(_ENDS_HERE)
+_LOOK_BEHIND = 128  # how far before a `.Values` chain `default .Chart.AppVersion` is looked for
 
 
 class TooLarge(Exception):
@@ -152,6 +166,15 @@ class _Region:
     def included(self, budget: _Budget) -> Iterator[str]:
         return self.template.included(self.start, self.end, budget)
 
+    def defaults_to_app_version(self, key: str, budget: _Budget) -> bool:
+        """Whether the text defaults field `key` of what it handles to the chart's appVersion, and to nothing else."""
+        budget.spend(2 * (_STEP + self.end - self.start))
+        field = rf"\$?\w*(?:\.\w+)*\.{re.escape(key)}"
+        after = re.compile(rf"\.{re.escape(key)}{_DEFAULTED_AFTER.pattern}")
+        before = re.compile(rf"\bdefault\s+{_APP_VERSION}\s+{field}{_ENDS_HERE}")
+        text = self.template.text
+        return bool(after.search(text, self.start, self.end) or before.search(text, self.start, self.end))
+
 
 def _is_word(character: str) -> bool:
     """A word character as regular expressions' `\\b` sees one."""
@@ -165,6 +188,7 @@ class _Use:
     keys: tuple[str, ...]
     scope: _Region | None  # `with`/`range` body, or what follows a `$var :=`; None when used where it stands
     helpers: tuple[str, ...]  # templates it is handed to with `include`/`template`
+    app_version_default: bool = False  # `.Values.x.tag | default .Chart.AppVersion`, where it stands
 
 
 @dataclass
@@ -197,6 +221,7 @@ class Chart:
     uses: _Uses = field(default_factory=_Uses)
     subcharts: dict[str, Chart] = field(default_factory=dict)
     sha_after_prefix: bool = False  # templates write `@sha256:{{ .sha }}`: `sha:` holds bare hex
+    app_version: str | None = None  # Chart.yaml's `appVersion`, as Helm renders it
 
     def sha_is_hex(self, block: tuple[str, ...]) -> bool:
         """Whether the chart that renders `block` writes `sha256:` itself before the `sha:` value.
@@ -244,6 +269,38 @@ class Chart:
         if sub is not None and (read := sub._reads(block[1:], name)) is not False:
             return read
         return None if unknown else False
+
+    def app_version_tag(self, block: tuple[str, ...], key: str) -> str | None:
+        """The tag the chart renders when field `key` (`tag`, `version`) of the values block at `block` is empty:
+        its appVersion, where the templates visibly default that field to it; else None (only Helm can tell).
+
+        A subchart's block defaults to the subchart's own appVersion, as `.Chart` is the subchart's there.
+        """
+        try:
+            return self._app_version_tag(block, key)
+        except TooLarge:
+            return None
+
+    def _app_version_tag(self, block: tuple[str, ...], key: str) -> str | None:
+        self.budget.spend(len(block) + 1)
+        handed: list[_Use] = []
+        node: _Uses | None = self.uses
+        for depth, step in enumerate((*block, key)):
+            node = node.below.get(step) if node is not None else None
+            if node is not None and depth < len(block):
+                handed.extend(node.here)
+        defaulted = node is not None and any(use.app_version_default for use in node.here)
+        for use in handed:
+            if defaulted:
+                break
+            regions, _ = self._closure(use)
+            rest = [step for step in block[len(use.keys):] if step != "[]"]
+            defaulted = (all(any(region.mentions(step, self.budget) for region in regions) for step in rest)
+                         and any(region.defaults_to_app_version(key, self.budget) for region in regions))
+        if defaulted:
+            return self.app_version
+        sub = self.subcharts.get(block[0]) if block else None
+        return sub._app_version_tag(block[1:], key) if sub is not None else None
 
     def _closure(self, use: _Use) -> tuple[list[_Region], bool]:
         """The text that handles a handed-on value: its scope and every helper reached from it;
@@ -339,7 +396,7 @@ def _read_files(root: Path, sizes: dict[Path, int], budget: _Budget) -> Chart:
 
 def _chart(contents: dict[str, bytes], budget: _Budget, helpers: dict[str, _Region], depth: int) -> Chart:
     """A chart from its files, keyed by path relative to its folder; its helpers join `helpers`."""
-    chart = Chart(helpers, budget)
+    chart = Chart(helpers, budget, app_version=_app_version(contents.get("Chart.yaml", b"")))
     for name, data in contents.items():
         if name.startswith("templates/"):
             text = data.decode("utf-8", "replace")
@@ -378,7 +435,16 @@ def _uses(template: _Template, helpers: dict[str, _Region]) -> Iterator[_Use]:
             keys = tuple(chain.group(2).split(".")[1:])
             if chain.group(1):  # `index .Values "a" "b-c"`: quoted keys follow
                 keys += tuple(_QUOTED.findall(chain.group(3)))
-            yield _Use(keys, scope, included)
+            yield _Use(keys, scope, included, _defaulted_to_app_version(action.body, chain))
+
+
+def _defaulted_to_app_version(body: str, chain: re.Match[str]) -> bool:
+    """Whether an action defaults the value a chain takes to the chart's appVersion: `x | default .Chart.AppVersion`
+    or `default .Chart.AppVersion x`, the action or a parenthesis ending there."""
+    if _DEFAULTED_AFTER.match(body, chain.end()):
+        return True
+    ends_here = _ACTION_ENDS.match(body, chain.end()) is not None
+    return ends_here and _DEFAULTED_BEFORE.search(body, max(0, chain.start() - _LOOK_BEHIND), chain.start()) is not None
 
 
 def _actions(text: str) -> list[_Action]:
@@ -490,6 +556,65 @@ def _aliases(data: bytes) -> dict[str, list[str]]:
             alias = scalar_text(mapping_get(dependency, "alias"))
             aliases.setdefault(name, []).append(alias if alias is not None else name)
     return aliases
+
+
+def _app_version(data: bytes) -> str | None:
+    """A Chart.yaml's `appVersion` as Helm renders it (`1.10` unquoted is the number 1.1); None when absent."""
+    node = mapping_get(_meta(data), "appVersion")
+    return helm_text(node) if isinstance(node, ScalarNode) and scalar_text(node) else None
+
+
+def helm_text(node: ScalarNode) -> str | None:
+    """What Helm renders for a YAML scalar it reads from values or Chart.yaml; None where it fails to read it.
+
+    Helm reads YAML 1.1 as go-yaml does, then passes it through JSON: an unquoted `1.10` is the
+    number 1.1, `20240101` prints as `2.0240101e+07`, `010` is octal 8, `yes` is `true`.
+    """
+    text = str(node.value)
+    if node.style not in (None, ""):
+        return text
+    if text in _YAML_BOOLEANS:
+        return _YAML_BOOLEANS[text]
+    plain = text.replace("_", "")
+    if len(plain) <= _GO_INT_DIGITS and _GO_INT.fullmatch(plain):
+        digits = plain.lstrip("+-")
+        octal = len(digits) > 1 and digits[0] == "0" and digits[1] not in "xXoObB"
+        number = (-1 if plain[0] == "-" else 1) * int(digits, 8 if octal else 0)
+        if -(1 << 63) <= number < (1 << 64):  # what go-yaml reads as an integer, then JSON as a float64
+            return _go_float(float(number))
+        if not digits.isdigit():
+            return text  # hexadecimal beyond 64 bits: a string to go-yaml
+    if _YAML_FLOAT.fullmatch(plain):
+        value = float(plain)
+        return _go_float(value) if math.isfinite(value) else None
+    return text
+
+
+_YAML_BOOLEANS = dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), "true") | (
+    dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), "false"))
+_GO_INT_DIGITS = 70  # longer than any 64-bit integer in any base, with its prefix and sign
+_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
+
+
+def _go_float(value: float) -> str:
+    """A float64 as Go's `fmt` prints it with `%v`: shortest digits, an exponent below 1e-4 and from 1e6."""
+    sign, digits, exponent = decimal.Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    shown = "".join(map(str, digits)).rstrip("0") or "0"
+    point = len(digits) + exponent  # where the decimal point falls after the digits' first
+    if shown == "0":
+        return "-0" if sign else "0"
+    if not -4 <= point - 1 < 6:
+        mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
+        return f"{'-' if sign else ''}{mantissa}e{point - 1:+03d}"
+    if point <= 0:
+        body = "0." + "0" * -point + shown
+    elif point >= len(shown):
+        body = shown + "0" * (point - len(shown))
+    else:
+        body = shown[:point] + "." + shown[point:]
+    return ("-" if sign else "") + body
 
 
 def _meta(data: bytes) -> Node:

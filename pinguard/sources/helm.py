@@ -1,13 +1,18 @@
 """Helm values files: image scalars, and the structured blocks charts use.
 
-    image:                      image:
-      registry: docker.io         repository: quay.io/kuberay/operator
-      repository: bitnami/nginx   tag: v1.1.0
-      tag: 1.25.3
+    image:                      image:                      driver:
+      registry: docker.io         name: jupyterhub/k8s-hub    repository: nvcr.io/nvidia
+      repository: bitnami/nginx   tag: "4.1.0"                image: driver
+      tag: 1.25.3                                             version: "595.91.07"
       digest: ""
 
-The reference is assembled from `registry`, `repository` (or `image`, as
-ingress-nginx names it) and `tag`. How it is pinned depends on what the chart renders:
+The reference is assembled as the usual templates render it: `registry`, then
+`repository` (or `image`, as ingress-nginx names it) and `tag`; or `name` and
+`tag` (JupyterHub), below the registry and namespace every image of the file
+takes (`imageRegistry`, `imageNamespace`, at the top or under `global`, as
+cert-manager writes them); or, at any depth, `repository/image` and `version`
+(NVIDIA's GPU operator names its blocks after components). How it is pinned
+depends on what the chart renders:
 
 - the chart at hand (a Chart.yaml above the values file) reads the block's
   `digest` (or `sha`: bare hex where the chart writes `@sha256:{{ .sha }}`, the
@@ -22,22 +27,43 @@ For the chart of a values file that is not at hand, the policy can say that it
 reads `digest` (`helm: {digest-read: [GLOB]}`); a digest already written there is
 taken as the user's way of pinning. So is a block the chart hands to a named
 template it does not hold (a library chart fetched at build time): nobody can tell.
-An empty tag means the chart's appVersion, which a values file cannot tell:
-reported as not resolvable. Blocks of null fields inherit a global image and
-are not references.
+
+An empty tag (or one the chart's own values.yaml leaves out) is the chart's
+appVersion where the chart at hand visibly defaults it so (`.tag | default
+.Chart.AppVersion`): the tag form then writes it, `tag: "1.16.0@sha256:..."`. A
+values file alone cannot tell: reported as not resolvable. Blocks of null fields
+inherit a global image and are not references.
+
+What the reading does not model, it never pins nor locks (`Found.needs_helm`,
+reported by the `needs-helm` rule: only Helm's render can say what runs):
+
+- a flag that changes the rendered tag or name (`_FLAGS`: `distroless: true`
+  appends `-distroless`, and so on);
+- `version` beside `repository` or `tag`, `image` beside `repository` and `tag`,
+  `name` beside `repository`: which the chart renders is its own;
+- a registry or namespace set for every image (`imageRegistry`,
+  `global.imageRegistry`, ...) beside a block named by `repository` or `image`:
+  charts put it before the name, or in place of the block's registry;
+- a tag Helm reads as a number or a boolean (`tag: 1.10` is 1.1 to Helm);
+- an empty tag the chart at hand does not visibly default to its appVersion
+  (`printf "v%s" .Chart.AppVersion`, a helper's default reference);
+- with the chart at hand, a tag (or the registry a `name` takes) that a values
+  file leaves out while the chart's own values.yaml, or a subchart's, may set it:
+  Helm merges them.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
-from pinguard.sources.base import Found, Searched
-from pinguard.sources.charts import Chart, chart_at_hand
+from pinguard.sources.base import DigestField, Found, Searched
+from pinguard.sources.charts import Chart, chart_at_hand, chart_root, helm_text
 from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import (
     Located,
@@ -51,39 +77,56 @@ from pinguard.sources.yamlnodes import (
 
 SOURCE = "helm"
 _IMAGE_KEY = re.compile(r"(?i)(^|[a-z])images?$")
+# Block flags that change the rendered tag or name in ways the reading does not model: suffixes such as
+# `-distroless`, `-hardened` or `-fips`, flavours and variants, a prefix, or a digest rendered instead of the tag.
+_FLAGS = ("distroless", "hardened", "fips", "flavor", "variant", "suffix", "tagSuffix", "tagPrefix", "useDigest")
+_NAME_SIBLINGS = ("tag", "repository", "registry", "digest", "pullPolicy")  # beside which `name` names an image
+_SHARED = ("imageRegistry", "imageNamespace")
 
 
 def find(path: str, text: str, *, digest_read: bool = False) -> Searched:
     """`digest_read`: the policy says this file's chart reads `digest`, whether or not it is at hand."""
     where = Located(text, path, SOURCE)
     chart = chart_at_hand(path) if not digest_read else None
+    own = chart is not None and _is_chart_values(path)
     found: list[Found] = []
     documents = compose(text)
     for document in documents:
         blocks = _image_blocks(document)
-        inside = [(mapping.start_mark.index, mapping.end_mark.index) for _, mapping in blocks]
         # An `image:` name inside a block (`{registry, image, tag}`) is the block's, not a reference of its own.
-        found.extend(item for item in kubernetes.find_in(document, where, split=True)
-                     if not any(start <= item.span.start < end for start, end in inside))
-        for keys, mapping in blocks:
-            item = _structured(mapping, where, _Pinning(chart, keys, digest_read))
-            if item is not None:
-                found.append(item)
+        found.extend(kubernetes.find_in(document, where, split=True, skip=frozenset(id(block) for _, block in blocks)))
+        shared = _Shared.of(document)
+        found.extend(_structured(mapping, where, _Pinning(chart, keys, digest_read, own), shared)
+                     for keys, mapping in blocks)
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
-def _name_key(block: MappingNode) -> str | None:
-    """The key naming a block's image: `repository`, or `image` beside `registry`/`tag` (ingress-nginx)."""
-    if scalar_text(mapping_get(block, "repository")):  # `repository: null` inherits a global image
-        return "repository"
-    named = scalar_text(mapping_get(block, "image"))
-    return "image" if named and any(mapping_get(block, key) is not None for key in ("registry", "tag")) else None
+def _is_chart_values(path: str) -> bool:
+    """Whether a values file is its chart's own `values.yaml`, which no other values file lies under."""
+    root = chart_root(path)
+    return root is not None and Path(path).resolve() == (root / "values.yaml").resolve()
+
+
+def _is_block(node: MappingNode, below_image: bool) -> bool:
+    """Whether a mapping names an image: by `repository` beside `image` anywhere (a bare name, as the GPU
+    operator writes it); below an image key, by `repository`, by `image` beside `registry`/`tag`
+    (ingress-nginx), or by `name` beside `tag`, `repository`, ... (JupyterHub, cert-manager)."""
+    def text(key: str) -> str:
+        return scalar_text(mapping_get(node, key)) or ""  # `repository: null` inherits a global image
+
+    def has(*keys: str) -> bool:
+        return any(mapping_get(node, key) is not None for key in keys)
+
+    if text("repository") and text("image") and not any(mark in text("image") for mark in ":@"):
+        return True
+    return below_image and bool(text("repository") or (text("image") and has("registry", "tag"))
+                                or (text("name") and has(*_NAME_SIBLINGS)))
 
 
 def _image_blocks(document: Node) -> list[tuple[tuple[str, ...], MappingNode]]:
-    """(values path, block) of every mapping with a `repository` (or `image`, see `_name_key`) below an image key.
+    """(values path, block) of every image block (`_is_block`), nested ones included.
 
-    The key may be the block's own (`image:`, `thanosImage:`) or its parent's
+    The image key may be the block's own (`image:`, `thanosImage:`) or its parent's
     (`image: {busybox: {...}, kubectl: {...}}`). A list step is written `[]` in the path.
     """
     blocks: list[tuple[tuple[str, ...], MappingNode]] = []
@@ -99,9 +142,8 @@ def _image_blocks(document: Node) -> list[tuple[tuple[str, ...], MappingNode]]:
             continue
         if not isinstance(node, MappingNode):
             continue
-        if below_image and _name_key(node):
+        if _is_block(node, below_image):
             blocks.append((keys, node))
-            continue
         for key, value in node.value:
             if isinstance(key, ScalarNode) and not isinstance(value, ScalarNode):
                 name = str(key.value)
@@ -112,12 +154,122 @@ def _image_blocks(document: Node) -> list[tuple[tuple[str, ...], MappingNode]]:
 
 
 @dataclass(frozen=True)
+class _Shared:
+    """What every image of a values file takes: `imageRegistry` and `imageNamespace`, at the top or under `global`."""
+
+    registry: str
+    namespace: str
+    written: tuple[str, ...]  # where they are set: `imageRegistry`, `global.imageNamespace`, ...
+    problem: str | None  # set in both places, differently
+
+    @classmethod
+    def of(cls, document: Node) -> _Shared:
+        values: dict[str, str] = {}
+        written: list[str] = []
+        problem = None
+        for key in _SHARED:
+            places = {place: text for place, text in ((key, scalar_text(mapping_get(document, key))), (
+                f"global.{key}", scalar_text(mapping_get(mapping_get(document, "global"), key)))) if text}
+            if len(set(places.values())) > 1:
+                problem = f"`{key}` and `global.{key}` differ: which one the chart renders is its own"
+            values[key] = next(iter(places.values()), "")
+            written.extend(places)
+        return cls(values["imageRegistry"], values["imageNamespace"], tuple(written), problem)
+
+    def names(self) -> str:
+        return " and ".join(f"`{place}`" for place in self.written)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How a block names its image: the value that names it, what the chart renders before the tag, the tag's key."""
+
+    named_by: ScalarNode
+    name: str
+    tag_key: str  # `tag`, or `version` beside `repository` and `image`
+
+
+def _shape(block: MappingNode, shared: _Shared, pinning: _Pinning) -> _Shape | str:
+    """The block's shape, or what in it the reading does not model (only Helm's render can tell)."""
+    flags = [f"`{key}`" for key in _FLAGS if _is_set(mapping_get(block, key))]
+    if flags:
+        return f"{', '.join(flags)} {'change' if len(flags) > 1 else 'changes'} the image the chart renders"
+    nodes = {key: mapping_get(block, key) for key in ("registry", "repository", "image", "name", "tag", "version")}
+    text = {key: scalar_text(node) or "" for key, node in nodes.items()}
+    named, node = _naming(block)
+    if named != "name" and shared.names():
+        return (f"{shared.names()} set for every image: charts put it before `{named}`, or in place of the "
+                "block's registry")
+    if text["repository"] and text["image"]:
+        if text["tag"] or text["registry"] or text["name"] or any(mark in text["image"] for mark in ":@"):
+            return "`image` beside `repository`, and a tag, `registry` or `name` as well"
+        image = nodes["image"]
+        assert isinstance(image, ScalarNode)
+        return _Shape(image, f"{text['repository']}/{text['image']}", "version")
+    if text["version"]:
+        return f"`version` beside `{named}`: which one holds the tag is the chart's own"
+    if named != "name" and text["name"]:
+        return f"`name` beside `{named}`: which one the chart renders is its own"
+    if named != "name":
+        return _Shape(node, "/".join(part for part in (text["registry"], text[named]) if part), "tag")
+    if shared.problem:
+        return shared.problem
+    if nodes["repository"] is not None and not shared.names():
+        return "an empty `repository` beside `name`: the chart names the image from values this file does not set"
+    chart_reads = [] if shared.names() else pinning.reads_shared()
+    if chart_reads and (origin := pinning.left_out()):
+        return f"the chart reads {', '.join(f'`{key}`' for key in chart_reads)}, which may come from {origin}"
+    if shared.names() and _names_registry(text["name"]):
+        return f"a `name` with its registry, and {shared.names()}: whether the chart puts that before it is its own"
+    return _Shape(node, "/".join(part for part in (text["registry"], shared.registry, shared.namespace, text["name"])
+                                 if part), "tag")
+
+
+def _names_registry(name: str) -> bool:
+    """Whether a name starts with its registry's host (`quay.io/jupyterhub/k8s-hub`)."""
+    try:
+        return name.startswith(parse(name).registry + "/")
+    except InvalidReference:
+        return False  # reported when the whole reference is parsed
+
+
+def _is_set(node: Node | None) -> bool:
+    """Whether a value is set as a template's `if` sees it: not absent, null, empty, false or zero."""
+    if node is None or not isinstance(node, ScalarNode):
+        return node is not None and bool(node.value)  # `{}` and `[]` are empty
+    if node.style not in (None, ""):
+        return bool(node.value)
+    return scalar_text(node) is not None and helm_text(node) not in ("", "false", "0")
+
+
+@dataclass(frozen=True)
 class _Pinning:
     """What decides where a block's digest goes."""
 
     chart: Chart | None  # the chart at hand, if any
     keys: tuple[str, ...]  # the block's path in the values
     digest_read: bool  # the policy says the chart reads `digest`
+    own_values: bool = False  # the file is the chart's own values.yaml (and `chart` is at hand)
+
+    def left_out(self) -> str | None:
+        """Where a value the block leaves out comes from when the chart at hand may set it; None: it is unset.
+
+        Helm merges a deployment's values files over the chart's own `values.yaml`, and a parent's values
+        over each subchart's: what those leave out is still set.
+        """
+        if self.chart is None:
+            return None
+        if not self.own_values:
+            return "the chart's own values.yaml"
+        in_subchart = bool(self.keys) and self.keys[0] in self.chart.subcharts
+        return f"the values of subchart `{self.keys[0]}`" if in_subchart else None
+
+    def reads_shared(self) -> list[str]:
+        """The values every image takes (`imageRegistry`, `global.imageNamespace`, ...) that the chart at hand reads."""
+        if self.chart is None:
+            return []
+        return [".".join((*block, key)) for block in ((), ("global",)) for key in _SHARED
+                if self.chart.reads(block, key)]
 
     def field_read(self, declared: str | None, written: bool) -> str | None:
         """`digest` or `sha` when the chart reads it, else None (pin in the tag form).
@@ -140,42 +292,60 @@ class _Pinning:
         return self.chart is None or self.chart.sha_is_hex(self.keys)
 
 
-def _structured(image: MappingNode, where: Located, pinning: _Pinning) -> Found | None:
-    repository_node = mapping_get(image, _name_key(image) or "repository")
-    assert isinstance(repository_node, ScalarNode)
-    repository = str(repository_node.value)
-    registry = scalar_text(mapping_get(image, "registry")) or ""
-    tag_node = mapping_get(image, "tag")
-    tag = scalar_text(tag_node) or ""
-    start, end = value_span(repository_node)
+def _structured(image: MappingNode, where: Located, pinning: _Pinning, shared: _Shared) -> Found:
+    shape = _shape(image, shared, pinning)
+    named_by = shape.named_by if isinstance(shape, _Shape) else _naming(image)[1]
+    start, end = value_span(named_by)
     span = where.span(start, end)
-    written = f"{registry}/{repository}:{tag}" if registry else f"{repository}:{tag}"
 
-    def unresolvable(problem: str) -> Found:
-        return Found(where.path, SOURCE, span, where.text[start:end], None, problem)
+    def unresolvable(problem: str, *, needs_helm: bool = False) -> Found:
+        return Found(where.path, SOURCE, span, where.text[start:end], None, problem, needs_helm=needs_helm)
 
-    if where.text[start:end] != repository:
+    if where.text[start:end] != named_by.value:
         return unresolvable("written with escapes or over several lines; write it as a plain or quoted value")
-    if any(is_templated(part) for part in (registry, repository, tag)):
-        return unresolvable(f"templated value {written!r} cannot be resolved")
-    if not tag or not isinstance(tag_node, ScalarNode):
-        return unresolvable("no tag: the chart's appVersion decides it, which a values file does not say")
+    if isinstance(shape, str):
+        return unresolvable(shape, needs_helm=True)
+    tag_node = mapping_get(image, shape.tag_key)
+    tag = scalar_text(tag_node) or ""
+    if any(is_templated(part) for part in (shape.name, tag)):
+        return unresolvable(f"templated value {shape.name + ':' + tag!r} cannot be resolved")
+    if tag_node is not None and not isinstance(tag_node, ScalarNode):
+        return unresolvable(f"its {shape.tag_key} is not a plain or quoted value; pinguard cannot edit it")
+    if tag:
+        assert isinstance(tag_node, ScalarNode)
+        rendered = helm_text(tag_node)
+        if rendered != tag:
+            read_as = f"reads it as {rendered}" if rendered is not None else "cannot read it"
+            return unresolvable(f"`{shape.tag_key}: {tag}` is not a string to Helm, which {read_as}: quote it",
+                                needs_helm=True)
+    elif pinning.chart is None:
+        return unresolvable(f"no {shape.tag_key}: the chart's appVersion decides it, which a values file does not say")
+    elif tag_node is None and (origin := pinning.left_out()):
+        return unresolvable(f"no {shape.tag_key}: it may come from {origin}, or be the chart's appVersion",
+                            needs_helm=True)
+    else:
+        app_version = pinning.chart.app_version_tag(pinning.keys, shape.tag_key)
+        if app_version is None:
+            return unresolvable(f"no {shape.tag_key}: the chart decides it, and its templates do not visibly default "
+                                "it to its appVersion", needs_helm=True)
+        tag = app_version
+    try:
+        reference = parse(f"{shape.name}:{tag}")
+    except InvalidReference as exc:
+        return unresolvable(str(exc))
     declared = next((name for name in ("digest", "sha") if mapping_get(image, name) is not None), None)
     digest_node = mapping_get(image, declared) if declared else None
     current = scalar_text(digest_node) or ""
     read = pinning.field_read(declared, bool(current))
-    try:
-        reference = parse(written)
-    except InvalidReference as exc:
-        return unresolvable(str(exc))
     if read is None:
-        field = tag_field(tag_node, where, flow=image.flow_style is True)
+        field = (tag_field(tag_node, where, flow=image.flow_style is True) if isinstance(tag_node, ScalarNode)
+                 and scalar_text(tag_node) else _app_version_field(image, shape, where, tag))
         if field is None:
-            return unresolvable("its tag is not a plain or quoted value; pinguard cannot edit it")
+            return unresolvable(f"its {shape.tag_key} is not a plain or quoted value; pinguard cannot edit it")
         unread = where.span(*value_span(digest_node)) if current and isinstance(digest_node, ScalarNode) else None
-        return Found(where.path, SOURCE, span, repository, reference, digest_field=field, unread_digest=unread)
+        return Found(where.path, SOURCE, span, named_by.value, reference, digest_field=field, unread_digest=unread)
     hex_only = read == "sha" and pinning.sha_is_hex()
-    digest = digest_field(image, tag_node, where, read, hex_only=hex_only)
+    digest = digest_field(image, tag_node if tag_node is not None else named_by, where, read, hex_only=hex_only)
     if digest is None:
         return unresolvable(f"its {read} field is not a plain or quoted value; pinguard cannot edit it")
     try:
@@ -183,4 +353,26 @@ def _structured(image: MappingNode, where: Located, pinning: _Pinning) -> Found 
             reference = reference.with_digest("sha256:" + current if hex_only else current)
     except InvalidReference as exc:
         return unresolvable(str(exc))
-    return Found(where.path, SOURCE, span, repository, reference, digest_field=digest)
+    return Found(where.path, SOURCE, span, named_by.value, reference, digest_field=digest)
+
+
+def _naming(block: MappingNode) -> tuple[str, ScalarNode]:
+    """The key that names a block's image (`repository`, `image`, `name`: the first set), and its value."""
+    key, node = next((key, node) for key in ("repository", "image", "name")
+                     if scalar_text(node := mapping_get(block, key)))
+    assert isinstance(node, ScalarNode)
+    return key, node
+
+
+def _app_version_field(block: MappingNode, shape: _Shape, where: Located, app_version: str) -> DigestField | None:
+    """Where the tag form of an empty tag goes: `"<appVersion>@<digest>"` over it, or as a new entry after the name.
+
+    Written quoted: the appVersion is what Helm renders, and `1.10` unquoted would not read back so.
+    """
+    tag_node = mapping_get(block, shape.tag_key)
+    place = digest_field(block, shape.named_by, where, shape.tag_key)
+    if place is None:
+        return None
+    if isinstance(tag_node, ScalarNode) and tag_node.style in ("'", '"'):
+        return DigestField(place.start, place.end, prefix=f"{place.prefix}{app_version}@", suffix=place.suffix)
+    return DigestField(place.start, place.end, prefix=f'{place.prefix}"{app_version}@', suffix=f'"{place.suffix}')

@@ -7,16 +7,25 @@ whatever the kind. Ray's `runtime_env` images (`image_uri`, `container.image`)
 inside a RayJob's `runtimeEnvYAML` or a RayService's `serveConfigV2` string are
 found and edited in place, inside the block scalar.
 
+An `image` beside a `tag` in a list item that is no container (containers have
+`command`, `resources`, ... and never a `tag`) is data a template joins into a
+reference, as an Argo Workflow's `withItems: [{image: debian, tag: '9.1'}]`
+feeds `{{item.image}}:{{item.tag}}`: one reference, pinned in the tag form (see
+tagform.py). So are such items in the YAML or JSON string of a workflow
+parameter (`parameters: [{name: os-list, value: '[{"image": ...}]'}]`).
+
 Policy documents (Kyverno, Gatekeeper) and CRD schemas hold patterns and
 descriptions, not images, and are skipped; so is a Skaffold config's `build`
 section, which names the images it builds, not ones it pulls.
 """
 from __future__ import annotations
 
-from yaml.nodes import MappingNode, Node, ScalarNode
+from collections.abc import Callable
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.sources import runtime_env
-from pinguard.sources.base import Found, Searched
+from pinguard.sources.base import Found, Searched, SourceError
 from pinguard.sources.tagform import split_reference
 from pinguard.sources.yamlnodes import (
     Located,
@@ -24,6 +33,8 @@ from pinguard.sources.yamlnodes import (
     embedded,
     found_at,
     mapping_get,
+    mapping_pairs,
+    same_position,
     scalar_text,
     scalars_under,
     walk_pairs,
@@ -32,6 +43,12 @@ from pinguard.sources.yamlnodes import (
 SOURCE = "kubernetes"
 _KEYS = frozenset(("image", "runtimeEnvYAML", "serveConfigV2"))  # the last two hold Ray YAML in a string
 _POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "templates.gatekeeper.sh")
+# Keys of a container (or of a custom resource that runs its `image` as written, as the Prometheus
+# operator's do beside their `version`): an `image` beside them is read alone, whatever else is there.
+_RUNS_IMAGE_KEYS = frozenset(("command", "args", "env", "envFrom", "ports", "resources", "volumeMounts",
+                              "imagePullPolicy", "workingDir", "securityContext", "livenessProbe", "readinessProbe",
+                              "startupProbe", "lifecycle", "version", "baseImage", "sha"))
+_PARAMETER_VALUES = ("value", "default")
 
 
 def find(path: str, text: str) -> Searched:
@@ -43,8 +60,11 @@ def find(path: str, text: str) -> Searched:
     for document in documents:
         if not skipped(document):
             built = _built(document)
-            found.extend(item for item in find_in(document, where, split=not _is_object(document))
-                         if not any(start <= item.span.start < end for start, end in built))
+            is_object = _is_object(document)
+            items = find_in(document, where, split=not is_object)
+            if is_object:
+                items.extend(_in_parameters(document, where))
+            found.extend(item for item in items if not any(start <= item.span.start < end for start, end in built))
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
 
@@ -58,26 +78,93 @@ def _built(document: Node) -> list[tuple[int, int]]:
             if key.value == "build"]
 
 
-def find_in(document: Node, where: Located, *, split: bool) -> list[Found]:
+def find_in(document: Node, where: Located, *, split: bool, skip: frozenset[int] = frozenset(),
+            to_file: Callable[[int], int] = same_position) -> list[Found]:
     """Image keys anywhere in one document, and runtime_env images in embedded Ray YAML.
 
     With `split`, an untagged `image:` beside a tag key (`tag:`, `imageTag:`, ...) is
     one reference with that tag, as playbooks and values files write them. Kubernetes
-    objects are read as their controllers read them: `image` alone.
+    objects are read as their controllers read them: `image` alone, but for data items
+    (`_is_data_item`). `skip`: mappings (by id) whose `image` is part of another reference
+    (a Helm image block). `to_file` maps the positions of YAML embedded in a string.
     """
     found: list[Found] = []
+    listed: set[int] | None = None  # the mappings that are items of a list, found when first asked
     for mapping, key, value in scalars_under(document, _KEYS):
+        if id(mapping) in skip:
+            continue
         if key == "image":  # `docker://` as Docker container actions write it (action.yml)
-            item = found_at(value, where, prefix="docker://" if str(value.value).startswith("docker://") else "")
-            if split and item is not None and item.reference is not None and not (
-                item.reference.tag or item.reference.digest
-            ):
-                item = split_reference(mapping, value, where) or item
+            prefix = "docker://" if str(value.value).startswith("docker://") else ""
+            item = found_at(value, where, prefix=prefix, to_file=to_file)
+            if item is not None and item.reference is not None and not (item.reference.tag or item.reference.digest):
+                if split:
+                    item = split_reference(mapping, value, where, to_file=to_file) or item
+                elif _is_data_item(mapping) and id(mapping) in (listed := _list_items(document, listed)):
+                    item = split_reference(mapping, value, where, tag_keys=("tag",), to_file=to_file) or item
             if item is not None:
                 found.append(item)
-        else:
+        elif to_file is same_position:
             found.extend(_embedded_runtime_env(value, where))
     return found
+
+
+def _is_data_item(mapping: MappingNode) -> bool:
+    """An `image` beside a `tag`, in a mapping that is no container: data a template joins into one reference.
+
+    Only a list's items count (`_list_items`): a resource's own `spec: {image, tag}` means what its operator
+    makes of it, which may be the image alone.
+    """
+    return isinstance(mapping_get(mapping, "tag"), ScalarNode) and not any(
+        isinstance(key, ScalarNode) and key.value in _RUNS_IMAGE_KEYS for key, _ in mapping_pairs(mapping))
+
+
+def _list_items(document: Node, known: set[int] | None) -> set[int]:
+    """The ids of the mappings that are items of a list in `document` (`known`, once worked out)."""
+    if known is not None:
+        return known
+    items: set[int] = set()
+    seen: set[int] = set()
+    stack: list[Node] = [document]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, SequenceNode):
+            items.update(id(item) for item in node.value)
+            stack.extend(node.value)
+        elif isinstance(node, MappingNode):
+            stack.extend(value for _, value in node.value)
+    return items
+
+
+def _in_parameters(document: Node, where: Located) -> list[Found]:
+    """Images in the YAML or JSON string a parameter holds (`parameters: [{name, value: '[{"image": ...}]'}]`).
+
+    A double-quoted one-line string is left alone: the tag form may quote a tag, which would end that string.
+    """
+    found: list[Found] = []
+    for _, key, parameters in walk_pairs(document):
+        if key.value != "parameters" or not isinstance(parameters, SequenceNode):
+            continue
+        for parameter in parameters.value:
+            for name in _PARAMETER_VALUES:
+                value = mapping_get(parameter, name)
+                if isinstance(value, ScalarNode) and value.style != '"' and "image" in str(value.value):
+                    found.extend(_embedded_items(value, where))
+    return found
+
+
+def _embedded_items(node: ScalarNode, where: Located) -> list[Found]:
+    located = embedded(node, where)
+    if located is None:
+        return []
+    inner, to_file = located
+    try:
+        documents = compose(inner)
+    except SourceError:
+        return []  # a string that is no YAML holds no items
+    return [item for document in documents for item in find_in(document, where, split=False, to_file=to_file)]
 
 
 def _embedded_runtime_env(node: ScalarNode, where: Located) -> list[Found]:

@@ -12,26 +12,30 @@ tag written as `9.1@sha256:...` therefore joins into a valid pinned reference,
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources.base import DigestField, Found
-from pinguard.sources.yamlnodes import Located, is_templated, mapping_get, scalar_text, value_span
+from pinguard.sources.yamlnodes import Located, is_templated, mapping_get, same_position, scalar_text, value_span
 
 # Keys that hold the tag beside an `image:` name, in the spellings charts and playbooks use.
 TAG_KEYS = ("tag", "imageTag", "image_tag", "imageVersion", "version")
 
 
-def tag_field(tag: ScalarNode, where: Located, *, flow: bool) -> DigestField | None:
+def tag_field(tag: ScalarNode, where: Located, *, flow: bool,
+              to_file: Callable[[int], int] = same_position) -> DigestField | None:
     """Where `@digest` goes in a tag value: after the tag, or over the digest already there.
 
     A plain value in a flow mapping is quoted as the digest is added: not every YAML
     parser reads `9.1@sha256:...` there as one scalar. None: a value pinguard cannot edit.
+    `to_file` maps the positions of a node parsed from YAML embedded in a string to the file's.
     """
     if tag.style not in (None, "", "'", '"'):
         return None
-    start, end = value_span(tag)
+    start, end = _in_file(tag, to_file)
     written = str(tag.value)
     if where.text[start:end] != written:
         return None
@@ -43,12 +47,19 @@ def tag_field(tag: ScalarNode, where: Located, *, flow: bool) -> DigestField | N
     return DigestField(end, end, prefix="@")
 
 
-def split_reference(mapping: MappingNode, image: ScalarNode, where: Located) -> Found | None:
+def _in_file(node: ScalarNode, to_file: Callable[[int], int]) -> tuple[int, int]:
+    """Where a one-line scalar's value sits in the file (see `value_span`)."""
+    start, end = value_span(node)
+    return to_file(start), to_file(start) + end - start
+
+
+def split_reference(mapping: MappingNode, image: ScalarNode, where: Located, *, tag_keys: tuple[str, ...] = TAG_KEYS,
+                    to_file: Callable[[int], int] = same_position) -> Found | None:
     """The reference of an `image:` name with its tag in a sibling key; None when there is no such sibling."""
-    tag_node = next((node for key in TAG_KEYS if isinstance(node := mapping_get(mapping, key), ScalarNode)), None)
+    tag_node = next((node for key in tag_keys if isinstance(node := mapping_get(mapping, key), ScalarNode)), None)
     if tag_node is None:
         return None
-    start, end = value_span(image)
+    start, end = _in_file(image, to_file)
     span = where.span(start, end)
     name, tag = str(image.value), scalar_text(tag_node) or ""
 
@@ -58,8 +69,9 @@ def split_reference(mapping: MappingNode, image: ScalarNode, where: Located) -> 
     if is_templated(tag):
         return unresolvable(f"templated tag {tag!r} cannot be resolved")
     if not tag:
-        return unresolvable(f"its tag (line {tag_node.start_mark.line + 1}) is empty: whatever reads it decides")
-    field = tag_field(tag_node, where, flow=mapping.flow_style is True)
+        line = where.span(*_in_file(tag_node, to_file)).line
+        return unresolvable(f"its tag (line {line}) is empty: whatever reads it decides")
+    field = tag_field(tag_node, where, flow=mapping.flow_style is True, to_file=to_file)
     if field is None:
         return unresolvable("its tag is not a plain or quoted value; pinguard cannot edit it")
     try:

@@ -32,6 +32,7 @@ from pinguard.policy.rules import (
     digest_mismatch,
     escaped_reference,
     moving_tag,
+    needs_helm,
     not_locked,
     ray_efa,
     ray_same_image,
@@ -78,7 +79,7 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, escaped_reference, moving_tag, not_locked,
+_REFERENCE = (allowed_registries, denied_tags, digest_mismatch, escaped_reference, moving_tag, needs_helm, not_locked,
               require_provenance, require_sbom, require_signature, tag_digest_mismatch, templated, unpinned,
               unread_digest)
 _DOCUMENT = (ray_efa, ray_same_image, runtime_env_pins)

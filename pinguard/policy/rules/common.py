@@ -119,7 +119,9 @@ def at(found: Found, message: str) -> Problem:
 
 
 def spelled(found: Found) -> str:
-    """The reference as the user reads it: the value written, in backquotes."""
+    """The reference as the user reads it: the value written, in backquotes; what a chart renders, said so."""
+    if found.rendered is not None:
+        return f"`{found.rendered}` (as the chart renders it)"
     return f"`{found.value}`"
 
 

@@ -23,5 +23,6 @@ DEFAULT: dict[str, object] = {"level": "warning"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    if found.reference is None and found.decoded is None:  # a decoded reference is `escaped-reference`'s
+    # A decoded reference is `escaped-reference`'s, a block only Helm can read `needs-helm`'s.
+    if found.reference is None and found.decoded is None and not found.needs_helm:
         yield at(found, f"cannot be checked: {found.problem}")

@@ -21,5 +21,8 @@ DEFAULT: dict[str, object] = {"level": "error"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    if found.reference is not None and found.reference.digest is None:
+    if found.reference is not None and found.reference.digest is None and found.fixed is not None:
+        yield at(found, f"{spelled(found)} has no digest, and {found.fixed}: pin it at deploy time with "
+                        "`pinguard post-render`, which pins every rendered image from the lock")
+    elif found.reference is not None and found.reference.digest is None:
         yield at(found, f"{spelled(found)} has no digest: run `pinguard pin` to pin it to the locked digest")

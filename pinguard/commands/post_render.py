@@ -1,0 +1,137 @@
+"""`pinguard post-render`: rendered manifests in, the same manifests out with every image pinned from the lock.
+
+A filter for what renders manifests: Helm 3's `--post-renderer` (through
+`helm-plugin/pinguard-post-render`), Helm 4's post-renderer plugin (`helm-plugin/`),
+or a pipe such as `kustomize build . | pinguard post-render | kubectl apply -f -`.
+Every `image` key of every document is read as `pinguard.sources.kubernetes` reads
+manifests, at any depth, custom resources and `List` items included; each becomes
+`name:tag@digest` with the digest the lock holds for its name and tag. Only those
+characters change: comments, quoting, line breaks and every other byte come out as
+they went in.
+
+The render fails (exit 2, nothing on stdout, one line on stderr for each) when any
+image cannot be pinned: one the lock does not hold, one pinned to a digest the lock
+does not hold for it, or a value that is no literal reference (a template left
+unrendered). A stream that passes has every image pinned to a locked digest.
+"""
+from __future__ import annotations
+
+from typing import BinaryIO, TextIO
+
+from pinguard import lockfile
+from pinguard.errors import PinguardError
+from pinguard.findings import shown
+from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.options import Options
+from pinguard.rewrite import Edit, apply, pin_edit
+from pinguard.sources import kubernetes
+from pinguard.sources.base import Found, SourceError
+from pinguard.sources.yamlnodes import Located, compose
+
+STREAM = "<stdin>"  # how messages name the manifests read
+MAX_BYTES = 64 * 1024 * 1024  # far beyond any release's manifests; what a stream may make pinguard hold
+_BOM = "\ufeff"
+
+
+def post_render(options: Options, *, stdin: BinaryIO) -> int:
+    text = _decode(_read_bounded(stdin))
+    bom = _BOM if text.startswith(_BOM) else ""  # kept, but not parsed: YAML positions count from after it
+    body = text[len(bom):]
+    lock = _lock(options)
+    edits, problems = _plan(body, lock, str(options.lockfile))
+    if problems:
+        for problem in problems:
+            print(problem, file=options.stderr)
+        raise PinguardError(f"{len(problems)} image(s) cannot be pinned from {options.lockfile}; nothing was "
+                            "written")
+    _write(options.stdout, bom + apply(body, edits))
+    return 0
+
+
+def _read_bounded(stdin: BinaryIO) -> bytes:
+    """Everything up to the end, or an error past MAX_BYTES; a short read is no end (pipes give them)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_BYTES:
+        chunk = stdin.read(MAX_BYTES + 1 - size)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    raise PinguardError(f"{STREAM}: more than {MAX_BYTES // 2**20} MiB of manifests: refused")
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1  # in bytes: the line does not decode
+        raise PinguardError(f"{STREAM}:{line}:{column}: not UTF-8 (byte 0x{data[exc.start]:02x})") from None
+
+
+def _lock(options: Options) -> Lock:
+    """The lock to pin from; a missing lockfile is an error here, not an empty lock: nothing could be pinned."""
+    lock, text = lockfile.read_with_text(options.lockfile)
+    if text is None:
+        raise PinguardError(f"{options.lockfile}: no such lockfile: run `pinguard lock`, or name it with "
+                            "--lockfile or PINGUARD_LOCKFILE")
+    return lock
+
+
+def _plan(text: str, lock: Lock, lockfile_name: str) -> tuple[list[Edit], list[str]]:
+    """The edits that pin every image, and a line for each image that cannot be pinned."""
+    edits: list[Edit] = []
+    problems: list[str] = []
+    for found in _images(text):
+        reference = found.reference
+        if reference is None:
+            problems.append(_at(found, found.problem or "not an image reference"))
+            continue
+        key = locked_key(reference)
+        if key is None:  # a digest and no tag: pinned, and only the lock can say to what
+            if not any(reference.digest in _held(entry) for entry in lock if entry.name == reference.name):
+                problems.append(_at(found, f"{lockfile_name} holds no {reference.digest} for {reference.name}"))
+            continue
+        entry = lock.get(*key)
+        if entry is None:
+            problems.append(_at(found, f"not in {lockfile_name}: run `pinguard lock` to resolve and record it"))
+        elif reference.digest is None:
+            edits.append(pin_edit(found, entry.digest))
+        elif reference.digest not in _held(entry):
+            problems.append(_at(found, f"pinned to {reference.digest}, but {lockfile_name} has {entry.digest} for "
+                                       f"{entry.name}:{entry.tag}"))
+    return edits, problems
+
+
+def _images(text: str) -> list[Found]:
+    """Every image of every manifest, as the controllers read them: the `image` key alone, never split
+    across keys the way values files write them."""
+    where = Located(text, STREAM, kubernetes.SOURCE)
+    try:
+        documents = compose(text)
+    except SourceError as exc:
+        raise PinguardError(f"{STREAM}:{exc.line}:{exc.column}: {exc}") from None
+    found = [item for document in documents if not kubernetes.skipped(document)
+             for item in kubernetes.find_in(document, where, split=False)]
+    return sorted(found, key=lambda item: item.span.start)
+
+
+def _held(entry: LockEntry) -> set[str]:
+    """The digests the lock vouches for under one name and tag: its index's and each platform image's."""
+    return {entry.digest, *entry.platforms.values()}
+
+
+def _at(found: Found, message: str) -> str:
+    return f"{STREAM}:{found.line}:{found.column}: " + shown(f"`{found.value}`: {message}")
+
+
+def _write(stdout: TextIO, text: str) -> None:
+    """All of `text` at once, as UTF-8 bytes where the stream has them: a line break stays the one read."""
+    buffer = getattr(stdout, "buffer", None)
+    if buffer is None:
+        stdout.write(text)
+        return
+    stdout.flush()
+    buffer.write(text.encode("utf-8"))
+    buffer.flush()

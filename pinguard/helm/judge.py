@@ -1,0 +1,199 @@
+"""Charts read from their renders where Helm is at hand.
+
+The files of a chart (the outermost folder above them with a Chart.yaml) are
+not read as text: each deployment of the chart (settings.py) is rendered, every
+image in every render is found as a Kubernetes manifest's are (containers, init
+and ephemeral containers, CRDs such as RayCluster and RayJob), and each is
+reported at the values line that controls it (trace.py). An image no values line
+controls is reported at the chart's Chart.yaml, "fixed by the chart". Templates
+yield nothing of their own: what they render is judged in the render. A chart
+Helm refuses to render is read as text, with that said, and never pinned.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pinguard.files import TextFile, UnreadableFile
+from pinguard.helm.binary import Helm, RenderFailed, locate
+from pinguard.helm.renders import Renderer
+from pinguard.helm.settings import Deployment, HelmSettings
+from pinguard.helm.trace import Leaves, Parts, Trace, name_forms
+from pinguard.reference import parse
+from pinguard.sources import kubernetes
+from pinguard.sources.base import Found, SourceError
+from pinguard.sources.yamlnodes import Located, value_span
+
+_SEARCHED_UP = 16  # folders above a file looked at for a Chart.yaml
+FIXED = "no values line sets it: the chart writes it (in a template, or from its appVersion)"
+
+
+@dataclass(eq=False)
+class ImageUse:
+    """One image string some render of the chart holds, and the leaves that control it."""
+
+    image: str
+    trace: Trace | None
+    deployments: list[int] = field(default_factory=list)  # indexes into the chart's deployments
+
+
+@dataclass(eq=False)
+class JudgedChart:
+    root: Path
+    renderer: Renderer
+    deployments: list[Deployment]
+    uses: dict[str, ImageUse] = field(default_factory=dict)
+    found: dict[Path, list[Found]] = field(default_factory=dict)  # by resolved path: values files, Chart.yaml
+    texts: dict[Path, str] = field(default_factory=dict)  # by resolved path: every values file read
+    failure: str | None = None  # why Helm did not render it: read as text then, never pinned
+
+    def owns(self, path: Path) -> bool:
+        """Whether `path` is read from the renders: values files deployed, templates, subcharts, Chart.yaml."""
+        resolved = path.resolve()
+        if resolved in self.found or resolved == (self.root / "Chart.yaml").resolve():
+            return True
+        relative = resolved.relative_to(self.root.resolve()).parts
+        return bool(relative) and relative[0] in ("templates", "charts")
+
+
+class Judge:
+    """Finds each file's chart and judges each chart once per run."""
+
+    def __init__(self, settings: HelmSettings, env: Mapping[str, str]) -> None:
+        self._settings = settings
+        self._env = env
+        self._helm: Helm | None = None
+        self._located = False
+        self._charts: dict[Path, JudgedChart] = {}
+        self._roots: dict[Path, Path | None] = {}  # by folder: the files of one folder share their chart
+
+    def chart_of(self, path: Path) -> JudgedChart | None:
+        if path.parent not in self._roots:
+            self._roots[path.parent] = outermost_chart(path)
+        root = self._roots[path.parent]
+        if root is None or self._binary() is None:
+            return None
+        key = root.resolve()
+        if key not in self._charts:
+            self._charts[key] = self._judge(root)
+        return self._charts[key]
+
+    def _binary(self) -> Helm | None:
+        if not self._located:
+            self._helm = locate(self._settings.binary, self._env)
+            self._located = True
+        return self._helm
+
+    def _judge(self, root: Path) -> JudgedChart:
+        helm = self._binary()
+        assert helm is not None
+        chart = JudgedChart(root, Renderer(helm, self._settings.cache_dir, self._env), self._settings.of_chart(root))
+        try:
+            for index, deployment in enumerate(chart.deployments):
+                _read_render(chart, index, deployment)
+        except (RenderFailed, SourceError) as exc:
+            chart.failure = f"helm template failed ({exc}); read as text, and not pinned"
+            chart.uses.clear()
+            chart.found.clear()
+            return chart
+        for use in chart.uses.values():
+            found = _found(chart, use)
+            chart.found.setdefault(Path(found.path).resolve(), []).append(found)
+        for deployment in chart.deployments:
+            for path in deployment.values:
+                chart.found.setdefault(path.resolve(), [])
+        for found_in_file in chart.found.values():
+            found_in_file.sort(key=lambda item: item.span.start)
+        return chart
+
+
+def found_in(chart: JudgedChart, path: Path, static: list[Found]) -> list[Found]:
+    """What `path` holds as the chart's renders show it; its text's reading where Helm did not render."""
+    if chart.failure is not None:
+        if path.resolve() in {values.resolve() for d in chart.deployments for values in d.values}:
+            notice = Found(path.as_posix(), "helm", Located("", path.as_posix(), "helm").span(0, 0), "", None,
+                           chart.failure)
+            return [notice, *static]
+        return static
+    if not chart.owns(path):
+        return static
+    return [replace(item, path=path.as_posix()) for item in chart.found.get(path.resolve(), [])]
+
+
+def outermost_chart(path: Path) -> Path | None:
+    """The chart a file belongs to: the outermost folder above it holding a Chart.yaml (a subchart's
+    files belong to the chart that vendors it), spelled relative to the current folder when below it."""
+    found = None
+    folder = path.resolve().parent
+    for _ in range(_SEARCHED_UP):
+        if (folder / "Chart.yaml").is_file():
+            found = folder
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    if found is None:
+        return None
+    return Path(os.path.relpath(found)) if found.is_relative_to(Path.cwd()) else found
+
+
+def _read_render(chart: JudgedChart, index: int, deployment: Deployment) -> None:
+    rendered = chart.renderer.render(deployment)
+    files = [*_subchart_values(chart.root, ()),
+             *((path, text, ()) for path, text in zip(deployment.values, chart.renderer.values_texts(deployment),
+                                                     strict=True))]
+    chart.texts.update((path.resolve(), text) for path, text, _ in files)
+    leaves = Leaves(files)
+    images = kubernetes.find("<render>", rendered).found
+    for item in images:
+        if item.reference is None:
+            raise RenderFailed(f"it renders the image {item.value!r}, which is no reference: {item.problem}")
+    # A block naming something that is not this image's name, but another rendered image's, is that image's.
+    named = frozenset(form for item in images for form in name_forms(Parts.of(item.value).name))
+    for image in dict.fromkeys(item.value for item in images):
+        use = chart.uses.get(image)
+        if use is None:
+            use = chart.uses[image] = ImageUse(image, leaves.trace(image, named))
+        elif use.trace is None:
+            use.trace = leaves.trace(image, named)
+        if index not in use.deployments:
+            use.deployments.append(index)
+
+
+def _subchart_values(chart: Path, at: tuple[str, ...]) -> list[tuple[Path, str, tuple[str, ...]]]:
+    """The values.yaml of each subchart vendored as a folder, with the key its values sit under, deepest first
+    (a parent's values override its subcharts')."""
+    found: list[tuple[Path, str, tuple[str, ...]]] = []
+    folder = chart / "charts"
+    for subchart in sorted(folder.iterdir()) if folder.is_dir() and len(at) < 8 else ():
+        values = subchart / "values.yaml"
+        if subchart.is_dir() and (subchart / "Chart.yaml").is_file():
+            found.extend(_subchart_values(subchart, (*at, subchart.name)))
+            if values.is_file():
+                try:
+                    found.append((values, TextFile.read(values).text, (*at, subchart.name)))
+                except UnreadableFile as exc:
+                    raise RenderFailed(f"{values}: {exc}") from None
+    return found
+
+
+def _found(chart: JudgedChart, use: ImageUse) -> Found:
+    reference = parse(use.image)
+    parts = Parts.of(use.image)
+    if use.trace is not None and use.trace.tag is not None and parts.digest and not parts.tag:
+        # The chart writes `name@digest` in place of the tag: the entry is the tag's the values name.
+        reference = parse(f"{parts.name}:{use.trace.tag.printed.partition('@')[0]}@{parts.digest}")
+    leaf = use.trace.primary if use.trace is not None else None
+    if leaf is None:
+        manifest = chart.root / "Chart.yaml"
+        where = Located("", manifest.as_posix(), "helm")
+        return Found(manifest.as_posix(), "helm", where.span(0, 0), "", reference, rendered=use.image, fixed=FIXED)
+    start, end = value_span(leaf.node)
+    unread = None
+    digest = use.trace.digest if use.trace is not None else None
+    if digest is not None and digest.printed not in (parts.digest, parts.digest.partition(":")[2]):
+        unread = digest.where.span(*value_span(digest.node))
+    return Found(leaf.where.path, "helm", leaf.where.span(start, end), leaf.where.text[start:end], reference,
+                 unread_digest=unread, rendered=use.image)
+
