@@ -156,27 +156,25 @@ def _in_parameters(document: Node, where: Located) -> list[Found]:
 
 
 def _embedded_items(node: ScalarNode, where: Located) -> list[Found]:
-    located = embedded(node, where)
-    if located is None:
-        return []
-    inner, to_file = located
-    try:
-        documents = compose(inner)
-    except SourceError:
-        return []  # a string that is no YAML holds no items
-    return [item for document in documents for item in find_in(document, where, split=False, to_file=to_file)]
+    return [item for document, to_file in _embedded_documents(node, where)
+            for item in find_in(document, where, split=False, to_file=to_file)]
 
 
 def _embedded_runtime_env(node: ScalarNode, where: Located) -> list[Found]:
+    return [item for document, to_file in _embedded_documents(node, where)
+            for item in runtime_env.find_in(document, where, to_file)]
+
+
+def _embedded_documents(node: ScalarNode, where: Located) -> list[tuple[Node, Callable[[int], int]]]:
+    """The YAML documents a string holds, with the map from their positions to the file's; none if it is no YAML."""
     located = embedded(node, where)
     if located is None:
         return []
     inner, to_file = located
     try:
-        documents = compose(inner)
-    except Exception:
+        return [(document, to_file) for document in compose(inner)]
+    except SourceError:
         return []
-    return [item for doc in documents for item in runtime_env.find_in(doc, where, to_file)]
 
 
 def _is_object(document: Node) -> bool:
