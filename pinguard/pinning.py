@@ -32,7 +32,7 @@ def plan(result: Scan, lock: Lock) -> Plan:
     by_path: dict[Path, ScannedFile] = {}
     for scanned in result.files:
         chart = scanned.chart
-        judged = chart is not None and chart.owns(scanned.file.path)
+        judged = chart is not None and chart.judges(scanned.file.path)
         edits: list[Edit] = []
         for found in scanned.found:
             key = locked_key(found.reference) if found.reference else None

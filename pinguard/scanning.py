@@ -14,7 +14,7 @@ from yaml.nodes import Node
 from pinguard import sources
 from pinguard.errors import PinguardError
 from pinguard.files import TextFile, UnreadableFile, walk
-from pinguard.helm.judge import Judge, JudgedChart, found_in
+from pinguard.helm.judge import Judge, JudgedChart, failure_notice, found_in
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
 
 
@@ -105,18 +105,19 @@ def each_file(paths: Sequence[str], errors: list[str],
             continue
         kind = sources.detect(path.as_posix(), file.text)
         try:
-            searched = sources.find(path.as_posix(), file.text, kind, settings)
-        except SourceError as exc:
-            errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
-            continue
-        found = searched.found
-        try:
             chart = judge.chart_of(path)
         except PinguardError as exc:  # the helm named cannot run: every chart would be misread
             errors.append(f"{path}:1:1: {exc}")
             return
-        if chart is not None:
-            found = found_in(chart, path, found)
+        if chart is not None and chart.judges(path):  # its text would only be read to be set aside
+            yield ScannedFile(file, kind, found_in(chart, path), None, chart)
+            continue
+        try:
+            searched = sources.find(path.as_posix(), file.text, kind, settings)
+        except SourceError as exc:
+            errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
+            continue
+        found = searched.found if chart is None else [*failure_notice(chart, path), *searched.found]
         yield ScannedFile(file, kind, found, searched.documents, chart)
 
 

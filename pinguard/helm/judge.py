@@ -49,8 +49,11 @@ class JudgedChart:
     texts: dict[Path, str] = field(default_factory=dict)  # by resolved path: every values file read
     failure: str | None = None  # why Helm did not render it: read as text then, never pinned
 
-    def owns(self, path: Path) -> bool:
-        """Whether `path` is read from the renders: values files deployed, templates, subcharts, Chart.yaml."""
+    def judges(self, path: Path) -> bool:
+        """Whether `path` is read from the renders (values files deployed, templates, subcharts, Chart.yaml),
+        not as text: never where Helm did not render the chart."""
+        if self.failure is not None:
+            return False
         resolved = path.resolve()
         if resolved in self.found or resolved == (self.root / "Chart.yaml").resolve():
             return True
@@ -91,8 +94,9 @@ class Judge:
         assert helm is not None
         chart = JudgedChart(root, Renderer(helm, self._settings.cache_dir, self._env), self._settings.of_chart(root))
         try:
+            subcharts = _subchart_values(root, ())
             for index, deployment in enumerate(chart.deployments):
-                _read_render(chart, index, deployment)
+                _read_render(chart, index, deployment, subcharts)
         except (RenderFailed, SourceError) as exc:
             chart.failure = f"helm template failed ({exc}); read as text, and not pinned"
             chart.uses.clear()
@@ -109,17 +113,16 @@ class Judge:
         return chart
 
 
-def found_in(chart: JudgedChart, path: Path, static: list[Found]) -> list[Found]:
-    """What `path` holds as the chart's renders show it; its text's reading where Helm did not render."""
-    if chart.failure is not None:
-        if path.resolve() in {values.resolve() for d in chart.deployments for values in d.values}:
-            notice = Found(path.as_posix(), "helm", Located("", path.as_posix(), "helm").span(0, 0), "", None,
-                           chart.failure)
-            return [notice, *static]
-        return static
-    if not chart.owns(path):
-        return static
+def found_in(chart: JudgedChart, path: Path) -> list[Found]:
+    """What a file the chart `judges` holds, as its renders show it."""
     return [replace(item, path=path.as_posix()) for item in chart.found.get(path.resolve(), [])]
+
+
+def failure_notice(chart: JudgedChart, path: Path) -> list[Found]:
+    """For a values file of a chart Helm did not render, the finding that says so; else nothing."""
+    if chart.failure is None or path.resolve() not in {v.resolve() for d in chart.deployments for v in d.values}:
+        return []
+    return [Found(path.as_posix(), "helm", Located("", path.as_posix(), "helm").span(0, 0), "", None, chart.failure)]
 
 
 def outermost_chart(path: Path) -> Path | None:
@@ -138,9 +141,10 @@ def outermost_chart(path: Path) -> Path | None:
     return Path(os.path.relpath(found)) if found.is_relative_to(Path.cwd()) else found
 
 
-def _read_render(chart: JudgedChart, index: int, deployment: Deployment) -> None:
+def _read_render(chart: JudgedChart, index: int, deployment: Deployment,
+                 subcharts: list[tuple[Path, str, tuple[str, ...]]]) -> None:
     rendered = chart.renderer.render(deployment)
-    files = [*_subchart_values(chart.root, ()),
+    files = [*subcharts,
              *((path, text, ()) for path, text in zip(deployment.values, chart.renderer.values_texts(deployment),
                                                      strict=True))]
     chart.texts.update((path.resolve(), text) for path, text, _ in files)

@@ -31,6 +31,7 @@ class Renderer:
         self._env = env
         self._charts: dict[Path, str | None] = {}
         self._renders: dict[str, str | RenderFailed] = {}
+        self._read: dict[Path, str] = {}  # values files as read, once a run
 
     def values_texts(self, deployment: Deployment, edited: Mapping[Path, str] | None = None) -> list[str]:
         """The texts of a deployment's values files, edited ones (by resolved path) as edited."""
@@ -39,10 +40,12 @@ class Renderer:
             if edited is not None and path.resolve() in edited:
                 texts.append(edited[path.resolve()])
                 continue
-            try:
-                texts.append(TextFile.read(path).text)
-            except UnreadableFile as exc:
-                raise RenderFailed(f"{path}: {exc}") from None
+            if path not in self._read:
+                try:
+                    self._read[path] = TextFile.read(path).text
+                except UnreadableFile as exc:
+                    raise RenderFailed(f"{path}: {exc}") from None
+            texts.append(self._read[path])
         return texts
 
     def render(self, deployment: Deployment, edited: Mapping[Path, str] | None = None) -> str:

@@ -1,12 +1,12 @@
 """Which values line controls a rendered image.
 
-Every scalar of a deployment's values files is a leaf, indexed by the strings
-Helm may render it as (a number as Go prints a float64: `1.10` is `1.1`, `1000000`
-is `1e+06`). A rendered image `registry/path/name:tag@digest` is looked up by
-its parts: its tag (and the tag with a suffix such as `-distroless` cut, or a
-leading `v`), each run of its path segments, its digest. The leaves found are
-grouped by the mapping that holds them; the block printing the end of the name
-(the image's own name) and its tag is the one that controls it. Lookups go through
+Every scalar of a deployment's values files (and of its vendored subcharts') is a
+leaf, indexed by the string Helm prints for it (`charts.helm_text`: `1.10` is `1.1`).
+A rendered image `registry/path/name:tag@digest` is looked up by its parts: its tag
+(and the tag with a suffix such as `-distroless` cut, or a leading `v`), each run of
+its path segments, its digest. The leaves found are grouped by their block's path in
+the values, as Helm merges files; the block that names no other rendered image and
+holds the tag (then names the image) is the one that controls it. Lookups go through
 dictionaries, so tracing is linear in the values and the images.
 
 This only nominates: nothing is written on its word. `pin` renders again with
@@ -18,18 +18,14 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from yaml.resolver import Resolver
 
+from pinguard.sources.charts import helm_text
 from pinguard.sources.yamlnodes import Located, compose, value_span
 
-_TYPES = Resolver()
-_STRING = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
+_STRING = "tag:yaml.org,2002:str"  # every scalar but a null, as the sources read YAML
 _TAG_CUT = re.compile(r"[-_+]")
 _TAG_KEY = re.compile(r"(?i)tag|version")
 _NAME_KEYS = ("repository", "image", "name")  # what a block names its image by
@@ -236,43 +232,7 @@ def name_forms(name: str) -> list[str]:
 
 
 def _printed(node: Node) -> str | None:
-    """How Helm prints a scalar in a template: strings as they are, numbers as Go prints a float64.
-
-    Sources read every scalar as a string; a plain one is typed here as YAML 1.1 types it, as Helm does.
-    """
+    """How Helm prints a scalar in a template (`charts.helm_text`); None for a null or an empty value."""
     if not isinstance(node, ScalarNode) or not node.value or node.tag != _STRING:
         return None
-    if node.style:
-        return str(node.value)
-    kind = _TYPES.resolve(ScalarNode, str(node.value), (True, False))  # type: ignore[no-untyped-call]
-    if kind in (_INT, _FLOAT):
-        return go_number(str(node.value))
-    return str(node.value) if kind == _STRING else None
-
-
-def go_number(written: str) -> str | None:
-    """A YAML number as Helm's templates print it: parsed into a float64, printed with `%v`."""
-    text = written.replace("_", "")
-    try:
-        value = float(int(text, 0)) if not any(c in text.lower() for c in ".en") or text.lower().startswith("0x") \
-            else float(text)
-    except ValueError:
-        return None
-    if value != value or value in (float("inf"), float("-inf")):
-        return None
-    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    shown = "".join(map(str, digits))
-    point = len(digits) + exponent  # where the decimal point sits after the digits' first
-    scientific = point - 1
-    prefix = "-" if sign else ""
-    if value == 0:
-        return "0"
-    if scientific < -4 or scientific >= 6:  # Go's %v of a float64: the shortest digits, exponent past these
-        mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if scientific < 0 else '+'}{abs(scientific):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{shown}"
-    if point >= len(shown):
-        return prefix + shown + "0" * (point - len(shown))
-    return f"{prefix}{shown[:point]}.{shown[point:]}"
+    return helm_text(node)
