@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
 from scan_pin import BASELINE, GENERATOR, TIME, Runs, _outside_git
 
-from pinguard import lockfile
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
 
 ONE_FILE_GOAL = 4.0  # check of one file over the interpreter importing yaml
@@ -135,7 +135,7 @@ def _summary(args: list[str], cwd: Path) -> str:
 
 def _lock_and_pin(folder: Path, lock: Path) -> int:
     """Untimed: lock every reference under `folder` with the test digests and pin a copy beside it."""
-    scanned = scan([str(folder)])
+    scanned = scan_paths([str(folder)])
     if scanned.errors:
         raise SystemExit("scan errors in the generated files:\n" + "\n".join(scanned.errors[:10]))
     lockfile.write(lock, lock_for(scanned.found))

@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
 from scan_pin import _outside_git
 
-from pinguard import lockfile
-from pinguard.lockfile import Lock
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock
+from pinguard.read.paths import scan_paths
 from pinguard.sources.base import Found
 from testing.lockdata import lock_for
 
@@ -198,7 +198,7 @@ def render_into(commands: list[list[str]], env: dict[str, str], folder: Path, wh
 
 
 def found_in(folder: Path) -> list[Found]:
-    scanned = scan([str(folder)])
+    scanned = scan_paths([str(folder)])
     if scanned.errors:
         raise SystemExit("scan errors in the renders:\n" + "\n".join(scanned.errors[:10]))
     return scanned.found

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pinguard import lockfile
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
 
 GENERATOR = Path(__file__).resolve().parent / "gen_manifests.py"
@@ -168,7 +168,7 @@ def _tree(files: int, repeat: int) -> None:
         size = sum(p.stat().st_size for p in pristine.rglob("*") if p.is_file())
 
         # Untimed: lock every reference the tree holds, with the test digests.
-        scanned = scan([str(pristine)])
+        scanned = scan_paths([str(pristine)])
         if scanned.errors:
             raise SystemExit("scan errors in the generated tree:\n" + "\n".join(scanned.errors[:10]))
         found = scanned.found

@@ -21,7 +21,7 @@ from pinguard.provenance.model import Trust
 from pinguard.registry.cache import default_cache_dir
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings, parse_mirrors, parse_rates
-from pinguard.resolve import TagRules
+from pinguard.resolve.tags import TagRules
 from pinguard.sources.base import SourceSettings
 
 

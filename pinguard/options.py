@@ -9,7 +9,7 @@ from typing import TextIO
 from pinguard.provenance.model import Trust
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
-from pinguard.resolve import TagRules
+from pinguard.resolve.tags import TagRules
 from pinguard.sources.base import SourceSettings
 
 PROJECT_POLICY = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in

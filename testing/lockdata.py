@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.sources.base import Found
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.atomic import TOKEN, stage, temporary_path, write_bytes
+from pinguard.write.atomic import TOKEN, stage, temporary_path, write_bytes
 
 
 def test_stage_writes_beside_the_target_under_the_name_a_journal_can_give_in_advance(tmp_path: Path) -> None:

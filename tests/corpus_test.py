@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile, sources
+from pinguard import sources
 from pinguard.cli import main
+from pinguard.lock import lockfile
+from pinguard.read.paths import Scan, ScannedFile, scan_paths
 from pinguard.reference import Reference
-from pinguard.rewrite import Edit, apply, pin_edit
-from pinguard.scanning import Scan, ScannedFile, scan
 from pinguard.sources.base import Found
+from pinguard.write.edits import Edit, apply, pin_edit
 from testing import lockdata
 from tests.conftest import CORPUS
 
@@ -76,12 +77,12 @@ def pinned(tmp_path_factory: pytest.TempPathFactory) -> Pinned:
     home = base / "home"  # module scope runs before the per-test home is set up
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(root)
-        before = scan(["."])
+        before = scan_paths(["."])
         pristine = _state(root)
         lockfile.write(lock, lockdata.lock_for(before.found))
         pin = _run(["pin", "--lockfile", str(lock), "."], home)
         first = _state(root)
-        after = scan(["."])
+        after = scan_paths(["."])
         pin_again = _run(["pin", "--lockfile", str(lock), "."], home)
         second = _state(root)
         dry_run = _run(["pin", "--dry-run", "--lockfile", str(lock), "."], home)

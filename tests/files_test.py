@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.files import TextFile, UnreadableFile, walk
+from pinguard.read.files import TextFile, UnreadableFile, walk
 
 
 def _tree(root: Path) -> None:

@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard import lockfile, sources
-from pinguard.scanning import scan
+from pinguard import sources
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,7 +199,7 @@ def work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pre_commit: PreCommit)
     (work / "Dockerfile").write_text(DOCKERFILE)
     (work / "README.md").write_text(README)
     monkeypatch.chdir(work)
-    lockfile.write(Path("pinguard.lock"), lock_for(scan(["k8s/train.yaml", "Dockerfile"]).found))
+    lockfile.write(Path("pinguard.lock"), lock_for(scan_paths(["k8s/train.yaml", "Dockerfile"]).found))
     pre_commit.git("init", "-q", cwd=work)
     pre_commit.git("add", "-A", cwd=work)
     return work
@@ -314,7 +315,7 @@ def test_action_check_step_reports_and_keeps_the_status(tmp_path: Path, monkeypa
     (tmp_path / "k8s").mkdir()
     (tmp_path / "k8s" / "train.yaml").write_text(JOB)
     monkeypatch.chdir(tmp_path)
-    lockfile.write(Path("pinguard.lock"), lock_for(scan(["k8s"]).found))
+    lockfile.write(Path("pinguard.lock"), lock_for(scan_paths(["k8s"]).found))
     github_output = tmp_path / "github-output"
     github_output.touch()
     env = {**os.environ, "GITHUB_OUTPUT": str(github_output), "PINGUARD": str(pinguard),

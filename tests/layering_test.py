@@ -16,7 +16,8 @@ import pinguard
 PACKAGE = Path(pinguard.__file__).parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
 # Below the commands and the command line: they never import either.
-CORE = ("pinguard.registry", "pinguard.lockfile", "pinguard.rewrite", "pinguard.policy", "pinguard.sources")
+CORE = ("pinguard.registry", "pinguard.lock", "pinguard.write", "pinguard.read", "pinguard.resolve", "pinguard.policy",
+        "pinguard.sources", "pinguard.helm", "pinguard.provenance", "pinguard.admission", "pinguard.report")
 
 
 def _module(path: Path) -> str:

@@ -18,18 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pinguard.errors import PinguardError
-from pinguard.lockfile import (
-    LOCKFILE_VERSION,
-    Lock,
-    LockEntry,
-    LockfileError,
-    dumps,
-    exclusive,
-    loads,
-    read,
-    write,
-)
-from pinguard.resolve import Resolved, TagKind
+from pinguard.lock.exclusive import exclusive
+from pinguard.lock.lockfile import LOCKFILE_VERSION, Lock, LockEntry, LockfileError, dumps, loads, read, write
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.tags import TagKind
 
 RAY = "public.ecr.aws/deep-learning-containers/ray"
 NGINX = "docker.io/library/nginx"
@@ -527,7 +519,7 @@ def test_exclusive_in_a_missing_folder(lockfile: Path) -> None:
 
 
 def test_importing_stays_light() -> None:
-    code = "import sys, pinguard.lockfile; print(' '.join(sorted(sys.modules)))"
+    code = "import sys, pinguard.lock.lockfile; print(' '.join(sorted(sys.modules)))"
     modules = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
         cwd=Path(__file__).resolve().parents[1],

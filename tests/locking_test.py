@@ -11,13 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile, online
 from pinguard.errors import NotFound, PinguardError
-from pinguard.locking import LockUpdate, update_lockfile
+from pinguard.lock import lockfile
+from pinguard.lock.sync import LockUpdate, sync_lock
 from pinguard.options import Options
+from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference
-from pinguard.resolve import Resolved, TagKind
-from pinguard.scanning import Scan, scan
+from pinguard.resolve import online
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.tags import TagKind
 from testing.lockdata import lock_for, locked_test_digest
 
 NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"
@@ -36,7 +38,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _scan(tree: Path, *images: str) -> Scan:
     (tree / "pod.yaml").write_text(_pod(*images))
-    return scan(["."])
+    return scan_paths(["."])
 
 
 def _options() -> Options:
@@ -69,8 +71,8 @@ def test_a_lock_that_knows_every_reference_asks_no_registry_and_stays_byte_ident
     result = _scan(tree, "nginx:1.25", "redis")
     lockfile.write(tree / "pinguard.lock", lock_for(result.found))
     before = (tree / "pinguard.lock").stat()
-    monkeypatch.setitem(sys.modules, "pinguard.online", None)  # importing the network stack now fails
-    assert update_lockfile(result, _options()) == LockUpdate((), kept=2, dropped=0)
+    monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)  # importing the network stack now fails
+    assert sync_lock(result, _options()) == LockUpdate((), kept=2, dropped=0)
     after = (tree / "pinguard.lock").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not even rewritten
 
@@ -81,7 +83,7 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
     result = _scan(tree, "nginx:1.25", "redis", "redis:latest", "busybox:1.36", f"busybox:1.36@{WRITTEN}")
 
-    locked = update_lockfile(result, _options())
+    locked = sync_lock(result, _options())
     # `redis` is resolved as `redis:latest`; a name:tag also written with a digest is resolved by that digest.
     assert registry.asked == [f"{REDIS}:latest", f"docker.io/library/busybox:1.36@{WRITTEN}"]
     assert locked is not None and (locked.kept, locked.dropped) == (1, 0)
@@ -92,8 +94,8 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
 
 def test_entries_no_file_references_are_dropped(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25", "redis:7.2").found))
-    monkeypatch.setitem(sys.modules, "pinguard.online", None)
-    assert update_lockfile(_scan(tree, "nginx:1.25"), _options()) == LockUpdate((), kept=1, dropped=1)
+    monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)
+    assert sync_lock(_scan(tree, "nginx:1.25"), _options()) == LockUpdate((), kept=1, dropped=1)
     assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [(NGINX, "1.25")]
 
 
@@ -103,7 +105,7 @@ def test_a_failure_is_reported_and_leaves_the_lockfile_byte_identical(tree: Path
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
     before = (tree / "pinguard.lock").read_bytes()
     err = io.StringIO()
-    assert update_lockfile(_scan(tree, "busybox:1.36", "redis:7.2"), Options(io.StringIO(), err)) is None
+    assert sync_lock(_scan(tree, "busybox:1.36", "redis:7.2"), Options(io.StringIO(), err)) is None
     assert err.getvalue() == "pinguard: redis:7.2: 7.2 not found\npinguard: pinguard.lock left unchanged\n"
     assert (tree / "pinguard.lock").read_bytes() == before
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from pinguard.errors import PinguardError
-from pinguard.resolve import TagKind, TagRule, TagRules
+from pinguard.resolve.tags import TagKind, TagRule, TagRules
 
 DLC = "public.ecr.aws/deep-learning-containers/ray"
 

@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import atomic, journal, lockfile, rewrite
-from pinguard.atomic import temporary_path
 from pinguard.cli import main
 from pinguard.errors import PinguardError
-from pinguard.files import TextFile
-from pinguard.journal import JOURNAL, recover
-from pinguard.rewrite import commit
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.files import TextFile
+from pinguard.read.paths import scan_paths
+from pinguard.write import atomic, journal
+from pinguard.write import commit as writing
+from pinguard.write.atomic import temporary_path
+from pinguard.write.commit import commit
+from pinguard.write.journal import JOURNAL, recover
 from testing.lockdata import lock_for
 
 NAMES = ("a/one.yaml", "a/two.yaml", "b/three.yaml")
@@ -130,7 +132,7 @@ def test_an_interrupt_while_staging_leaves_every_file_old_and_nothing_behind(tre
         staged.append(path)
         return real_stage(path, data, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(rewrite, "stage", interrupted_stage)
+    monkeypatch.setattr(writing, "stage", interrupted_stage)
     with pytest.raises(KeyboardInterrupt):
         commit(_changes(tree), [tree])
     assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
@@ -314,7 +316,7 @@ def test_update_repairs_a_killed_run_first(tmp_path: Path, monkeypatch: pytest.M
     for name in ("a.yaml", "b.yaml"):
         (work / "k8s" / name).write_text(POD)
     monkeypatch.chdir(work)
-    lockfile.write(work / "pinguard.lock", lock_for(scan(["k8s"]).found))
+    lockfile.write(work / "pinguard.lock", lock_for(scan_paths(["k8s"]).found))
     changes = [(TextFile.read(work / "k8s" / name), POD.replace("1.25", "1.25@sha256:" + "0" * 64))
                for name in ("a.yaml", "b.yaml")]
     changes.append((TextFile.read(work / "pinguard.lock"), (work / "pinguard.lock").read_text() + "\n"))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-from pinguard.scanning import each_file, scan
+from pinguard.read.paths import each_file, scan_paths
 
 POD = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n"
 LOCK = """\
@@ -68,7 +68,7 @@ def test_streamed_records_carry_their_documents_and_kept_ones_do_not(tree: Path)
     """`check` takes one record at a time; `scan` keeps them all, and every file's nodes would add up."""
     (streamed,) = each_file(["pod.yaml"], [])
     assert streamed.documents is not None and len(streamed.documents) == 1
-    assert [kept.documents for kept in scan(["pod.yaml"]).files] == [None]
+    assert [kept.documents for kept in scan_paths(["pod.yaml"]).files] == [None]
 
 
 @pytest.mark.parametrize("command", ["scan", "check", "pin"])

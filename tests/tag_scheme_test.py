@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.lock import lockfile
 from testing.images import image
 from testing.proxy import LatencyProxy
 from tests.conftest import UNPACED, SeededRegistry

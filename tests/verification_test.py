@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.errors import DeadlinePassed, RegistryError
-from pinguard.lockfile import Lock, LockEntry, LockfileError
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
+from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_entries
 from pinguard.options import Options
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
-from pinguard.verification import Status, Verdict, check, deadline_lines, read_lock
 from testing.fake_registry import FakeRegistry, Response, Route, serve_manifests
 from testing.images import Manifest, multi_platform
 from tests.registry.conftest import REGISTRY, settings_for
@@ -43,7 +43,7 @@ def _check(fake: FakeRegistry, tmp_path: Path, entries: Sequence[LockEntry],
            told: list[LockEntry] | None = None) -> list[Verdict]:
     options = Options(stdout=io.StringIO(), stderr=io.StringIO())
     with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(tmp_path / "cache")) as client:
-        return check(entries, client, options, None if told is None else told.append)
+        return verify_entries(entries, client, options, None if told is None else told.append)
 
 
 def test_a_tag_still_on_its_digest_is_ok_for_one_request_every_time(fake: FakeRegistry, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pinguard.errors import PinguardError
-from pinguard.lockfile import Lock
+from pinguard.lock.lockfile import Lock
 
 NAME = "pinguard-lock"  # how the name of every object an export writes begins
 PARAMS_NAMESPACE = "kube-system"  # where the params live: only cluster admins write there

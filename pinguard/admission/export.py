@@ -16,10 +16,10 @@ from typing import Any
 
 import yaml
 
-from pinguard import lockfile
 from pinguard.admission import EXEMPT_NAMESPACE, LAYOUT_LABEL, PARAMS_NAMESPACE, SCOPE_LABEL, Source, kyverno, vap
 from pinguard.admission.kinds import KindGroup, custom
 from pinguard.errors import PinguardError
+from pinguard.lock import lockfile
 
 DEFAULT_LOCKFILE = "pinguard.lock"
 # What a YAML comment line cannot hold as it is: control characters (C0, DEL, C1), the line and

@@ -43,7 +43,7 @@ from typing import Any
 
 from pinguard.admission import Source
 from pinguard.errors import InvalidReference, PinguardError
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.reference import parse
 
 FROM, TO, CLASS, CLASSES = "digests.from", "digests.to", "names.class", "names.classes"

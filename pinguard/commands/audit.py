@@ -14,9 +14,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from pinguard import lockfile
 from pinguard.launch.cluster import connect
 from pinguard.launch.pods import containers, judge
+from pinguard.lock import lockfile
 from pinguard.options import Options
 from pinguard.policy import for_command
 

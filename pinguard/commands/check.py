@@ -2,7 +2,7 @@
 
 Exit status: 0 clean (warnings allowed unless --strict), 1 findings, 2 when a
 file, the lockfile or a policy cannot be read (every other file still checked).
-`--output FILE` is written as `pinguard.atomic.write_output` writes it; `-` is stdout.
+`--output FILE` is written as `pinguard.write.atomic.write_output` writes it; `-` is stdout.
 """
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import io
 from dataclasses import replace
 from pathlib import Path
 
-from pinguard.atomic import write_output
 from pinguard.findings import ERROR
 from pinguard.options import Options
 from pinguard.policy import for_command
 from pinguard.policy.run import lint
 from pinguard.report import FORMATS
+from pinguard.write.atomic import write_output
 
 
 def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",

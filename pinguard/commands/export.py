@@ -5,7 +5,7 @@ and their bindings; `--format kyverno` a Kyverno ClusterPolicy. `--namespace`
 (repeatable) binds those namespaces, else every namespace but kube-system; `--mode` is
 deny, warn or audit; `--kind GROUP/VERSION/KIND[/PLURAL]:PATH[,PATH...]` (repeatable)
 judges a custom resource too, at the paths to its pod specs (`pinguard.admission.kinds`).
-`--output FILE` is written as `pinguard.atomic.write_output` writes it (as `check
+`--output FILE` is written as `pinguard.write.atomic.write_output` writes it (as `check
 --output` is), else the YAML goes to stdout.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from pinguard.admission import MODES, namespaces
 from pinguard.admission.export import FORMATS, read_source, render
-from pinguard.atomic import write_output
 from pinguard.errors import PinguardError
 from pinguard.options import Options
+from pinguard.write.atomic import write_output
 
 
 def export(options: Options, *, fmt: str = "vap", bound: Sequence[str] = (), mode: str = "deny",

@@ -3,18 +3,19 @@
 Offline: digests come from the lockfile only (`--resolve` locks what is missing
 first, as `lock` does, `--allow-empty` included). Only the characters of each reference change; every file is written
 atomically, and if any cannot be, none is. A run killed midway is finished or undone by the
-next `pin` or `update` (see `pinguard.rewrite`).
+next `pin` or `update` (see `pinguard.write.edits`).
 """
 from __future__ import annotations
 
-from pinguard import lockfile
 from pinguard.helm.pinning import POST_RENDER
-from pinguard.journal import recover
-from pinguard.locking import update_lockfile
+from pinguard.lock import lockfile
+from pinguard.lock.sync import sync_lock
 from pinguard.options import Options
-from pinguard.pinning import plan
-from pinguard.rewrite import commit, tree_roots, unified_diff
-from pinguard.scanning import scan_for_writing
+from pinguard.read.paths import scan_for_writing
+from pinguard.write.commit import commit, tree_roots
+from pinguard.write.edits import unified_diff
+from pinguard.write.journal import recover
+from pinguard.write.plan import plan_pins
 
 
 def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: bool = False,
@@ -25,12 +26,12 @@ def pin(paths: list[str], options: Options, *, resolve: bool = False, dry_run: b
     if result is None:
         return 2
     if resolve:  # online only when asked, and only for what the lock is missing
-        locked = update_lockfile(result, options, paths, allow_empty=allow_empty)
+        locked = sync_lock(result, options, paths, allow_empty=allow_empty)
         if locked is None:
             return 2
         if not options.quiet:
             options.stdout.writelines(locked.lines(options.lockfile))
-    changes, missing, refused = plan(result, lockfile.read(options.lockfile))
+    changes, missing, refused = plan_pins(result, lockfile.read(options.lockfile))
     for found in missing:
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} is not in "
               f"{options.lockfile}; run `pinguard pin --resolve` or `pinguard lock`", file=options.stderr)

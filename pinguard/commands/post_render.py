@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import BinaryIO, TextIO
 
-from pinguard import lockfile
 from pinguard.errors import PinguardError
 from pinguard.findings import shown
-from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.options import Options
-from pinguard.rewrite import Edit, apply, pin_edit
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose
+from pinguard.write.edits import Edit, apply, pin_edit
 
 STREAM = "<stdin>"  # how messages name the manifests read
 MAX_BYTES = 64 * 1024 * 1024  # far beyond any release's manifests; what a stream may make pinguard hold

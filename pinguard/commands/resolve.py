@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 
 from pinguard.errors import PinguardError
-from pinguard.online import resolve_references
 from pinguard.options import Options
 from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference, parse
-from pinguard.resolve import Resolved, failure_lines
+from pinguard.resolve.online import resolve_references
+from pinguard.resolve.resolved import Resolved, failure_lines
 
 
 def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:

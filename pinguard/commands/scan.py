@@ -5,7 +5,7 @@ import json
 
 from pinguard.findings import shown
 from pinguard.options import Options
-from pinguard.scanning import each_file, quiet_collector
+from pinguard.read.paths import each_file, quiet_collector
 from pinguard.sources.base import Found
 
 

@@ -8,18 +8,20 @@ all-or-nothing step; references without a digest are left to `pin`.
 """
 from __future__ import annotations
 
-from pinguard import explain, lockfile
 from pinguard.errors import DeadlinePassed
-from pinguard.files import TextFile, UnreadableFile
-from pinguard.journal import recover
-from pinguard.lockfile import Lock, LockEntry, LockfileError, locked_key
-from pinguard.online import open_client
+from pinguard.lock import explain, lockfile
+from pinguard.lock.exclusive import exclusive
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.lock.verify import Status, deadline_lines, read_lock, verify_with_progress
 from pinguard.options import Options
-from pinguard.pinning import repin
+from pinguard.read.files import TextFile, UnreadableFile
+from pinguard.read.paths import ScannedFile, scan_for_writing
 from pinguard.registry.client import RegistryClient
-from pinguard.rewrite import commit, tree_roots, unified_diff
-from pinguard.scanning import ScannedFile, scan_for_writing
-from pinguard.verification import Status, check_with_progress, deadline_lines, read_lock
+from pinguard.resolve.online import open_client
+from pinguard.write.commit import commit, tree_roots
+from pinguard.write.edits import unified_diff
+from pinguard.write.journal import recover
+from pinguard.write.plan import repin
 
 # What `update` moves forward to where the tag points now: a tag that moved, and one locked at a
 # digest it did not point to (the policy's `tag-digest-mismatch: {lock: digest}`), which updating ends.
@@ -32,7 +34,7 @@ def update(paths: list[str], options: Options, *, dry_run: bool = False, fmt: st
     result = scan_for_writing(paths, options.stderr, options.sources)
     if result is None:
         return 2
-    with lockfile.exclusive(options.lockfile):
+    with exclusive(options.lockfile):
         lock = read_lock(options.lockfile)
         lock_file = _lock_file(options, lock)
         referenced = {locked_key(found.reference) for found in result.found if found.reference is not None}
@@ -78,7 +80,7 @@ def _lock_file(options: Options, lock: Lock) -> TextFile:
 
 def _rebuilds(client: RegistryClient, candidates: list[LockEntry], options: Options) -> list[explain.Rebuild] | None:
     """Each moved candidate explained; None (reported) when any cannot be checked."""
-    verdicts = check_with_progress(candidates, client, options)
+    verdicts = verify_with_progress(candidates, client, options)
     failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, *_MOVED)]
     for verdict in failed:
         if not isinstance(verdict.error, DeadlinePassed):
@@ -104,7 +106,7 @@ def _with_provenance(client: RegistryClient, moved: list[tuple[LockEntry, LockEn
     new = [entry for _, entry in moved]
     if not wanted:
         return new
-    from pinguard.online import entries_with_evidence
+    from pinguard.resolve.online import entries_with_evidence
 
     checked = entries_with_evidence(client, [new[i] for i in wanted], options)
     if checked is None:

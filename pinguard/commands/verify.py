@@ -1,6 +1,6 @@
 """`pinguard verify`: is every locked digest still served, and does its tag still point there?
 
-Online, and never from the cache (see `pinguard.verification`); entries are reported
+Online, and never from the cache (see `pinguard.lock.verify`); entries are reported
 in lockfile order, as text or JSON.
 """
 from __future__ import annotations
@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 
 from pinguard.errors import DeadlinePassed
-from pinguard.online import open_client
+from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
 from pinguard.options import Options
-from pinguard.verification import Status, Verdict, check_with_progress, deadline_lines, read_lock
+from pinguard.resolve.online import open_client
 
 
 def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) -> int:
     entries = list(read_lock(options.lockfile))
     with open_client(options) as client:
-        verdicts = check_with_progress(entries, client, options)
+        verdicts = verify_with_progress(entries, client, options)
     counts = {status.value: sum(v.status is status for v in verdicts) for status in Status}
     if fmt == "json":
         json.dump({"entries": [v.to_json() for v in verdicts], "summary": {"total": len(verdicts), **counts}},

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pinguard.files import TextFile, UnreadableFile
 from pinguard.helm.binary import Helm, RenderFailed, locate
 from pinguard.helm.renders import Renderer
 from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.helm.trace import Leaves, Parts, Trace, name_forms
+from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError

@@ -22,10 +22,10 @@ from pinguard.helm.binary import RenderFailed
 from pinguard.helm.confirm import compare
 from pinguard.helm.judge import JudgedChart
 from pinguard.helm.trace import DIGEST_KEYS, Leaf, Parts, Trace
-from pinguard.rewrite import Edit, apply, field_edit
 from pinguard.sources.base import Found
 from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import digest_field, mapping_get
+from pinguard.write.edits import Edit, apply, field_edit
 
 
 @dataclass(frozen=True)

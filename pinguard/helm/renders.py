@@ -15,10 +15,10 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from pinguard.atomic import stage
-from pinguard.files import TextFile, UnreadableFile
 from pinguard.helm.binary import Helm, RenderFailed
 from pinguard.helm.settings import Deployment
+from pinguard.read.files import TextFile, UnreadableFile
+from pinguard.write.atomic import stage
 
 _MAX_FILES = 5000
 _MAX_BYTES = 32 * 1024 * 1024

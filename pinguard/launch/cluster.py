@@ -27,7 +27,7 @@ from pinguard.errors import PinguardError
 from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
 from pinguard.launch.pods import Report, containers, judge, started
 from pinguard.launch.render import GROUP, IMAGE_ANNOTATION, LOCK_ANNOTATION, Job
-from pinguard.lockfile import Lock
+from pinguard.lock.lockfile import Lock
 from pinguard.options import Options
 from pinguard.policy import Sidecar
 

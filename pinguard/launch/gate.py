@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pinguard.errors import PinguardError
 from pinguard.findings import ERROR
-from pinguard.lockfile import Lock
+from pinguard.lock.lockfile import Lock
 from pinguard.options import Options
 from pinguard.policy import Sidecar, for_command
 from pinguard.policy.run import lint
+from pinguard.read.paths import ScannedFile
 from pinguard.report import FORMATS
-from pinguard.scanning import ScannedFile
 from pinguard.sources import kubernetes
 
 DEFAULT_POLICY = "aws-dlc"

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.launch.guards import image_id_digest
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy import Sidecar
 from pinguard.reference import Reference, parse
 

@@ -52,7 +52,7 @@ from pinguard.options import PROJECT_POLICY
 from pinguard.policy.rules import RULES, Rule
 from pinguard.provenance.model import Trust
 from pinguard.reference import parse
-from pinguard.resolve import TagRule, TagRules
+from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 
 PRESETS = Path(__file__).resolve().parent.parent / "policies"

@@ -5,9 +5,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pinguard import lockfile
 from pinguard.findings import Finding
-from pinguard.lockfile import Lock
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock
 from pinguard.policy import Policy, suppressed
 from pinguard.policy.rules import (
     DOCUMENT_LOCK_RULES,
@@ -20,7 +20,7 @@ from pinguard.policy.rules import (
     ReferenceRule,
 )
 from pinguard.policy.rules.common import Context
-from pinguard.scanning import ScannedFile, each_file, quiet_collector
+from pinguard.read.paths import ScannedFile, each_file, quiet_collector
 from pinguard.sources import kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
 from pinguard.provenance import bundles, discovery, signatures, statements
-from pinguard.provenance.model import SIGSTORE_BUNDLE, Build, Evidence, Sbom, Signature, Trust
+from pinguard.provenance.model import SIGSTORE_BUNDLE, Build, Evidence, Sbom, Signature, Trust, utc_now
 from pinguard.reference import parse
-from pinguard.resolve import utc_now
 
 if TYPE_CHECKING:
     from pinguard.registry.client import RegistryClient

@@ -7,6 +7,7 @@ the offline rules read it from the lockfile.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 # What an artifact is, by its artifactType (or, for the cosign tag scheme, its layers' media type).
@@ -113,3 +114,8 @@ class Trust:
     keys: tuple[Path, ...] = ()  # PEM public keys (ECDSA P-256, Ed25519, RSA) for cosign key-based signatures
     trusted_root: Path | None = None  # a Sigstore trusted_root.json, for keyless bundles
     notation_certs: tuple[Path, ...] = field(default_factory=tuple)  # PEM CA certificates for Notation
+
+
+def utc_now() -> str:
+    """When evidence is gathered or a digest resolved, as the lock records it."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

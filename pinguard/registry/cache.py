@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pinguard import untrusted_json
-from pinguard.atomic import write_bytes
 from pinguard.reference import is_digest, is_tag
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.manifest import digest_of, sha256_digest
+from pinguard.write.atomic import write_bytes
 
 NO_FROZEN_TAG_FOR = 24 * 3600.0  # seconds a "no frozen tag serves this digest" answer stands
 

@@ -20,12 +20,12 @@ import jmespath
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.admission import MODES, Source, kyverno
 from pinguard.admission.kinds import custom
 from pinguard.cli import main
 from pinguard.errors import PinguardError
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.helpers import RESOURCES, holding, pod_spec
 

@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from pinguard.admission import MODES, Source, kyverno, params, vap
 from pinguard.errors import PinguardError
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.helpers import RESOURCES
 from tests.admission.typecheck import kind_type, type_errors

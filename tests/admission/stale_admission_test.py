@@ -11,7 +11,7 @@ import pytest
 from pinguard.admission import Source, params, vap
 from pinguard.admission.export import render
 from pinguard.findings import Finding
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.rules import stale_admission
 from testing.lockdata import locked_test_digest
 from tests.policy.helpers import assert_found, check_rule

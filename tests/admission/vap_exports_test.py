@@ -20,7 +20,7 @@ from pinguard.admission import Source, params, vap
 from pinguard.admission.export import render
 from pinguard.admission.kinds import custom
 from pinguard.errors import PinguardError
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.helpers import RESOURCES, admit, pod_spec
 from tests.admission.typecheck import kind_type, type_errors

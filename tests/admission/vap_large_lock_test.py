@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pinguard.admission import Source, params, vap
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.cel import PER_CALL_LIMIT
 from tests.admission.helpers import admit, pod_spec

@@ -20,13 +20,13 @@ import celpy
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.admission import Source, params, vap
 from pinguard.cli import main
 from pinguard.errors import PinguardError
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
-from pinguard.scanning import scan
 from testing.lockdata import lock_for, locked_test_digest
 from tests.admission.cel import evaluate
 from tests.admission.helpers import RESOURCES, Verdict, admit, holding, pod_spec
@@ -63,7 +63,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (tmp_path / manifest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / manifest, tmp_path / manifest)
     monkeypatch.chdir(tmp_path)
-    lockfile.write(tmp_path / "pinguard.lock", with_platforms(lock_for(scan(list(MANIFESTS)).found)))
+    lockfile.write(tmp_path / "pinguard.lock", with_platforms(lock_for(scan_paths(list(MANIFESTS)).found)))
     assert main(["pin", *MANIFESTS], env={}, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     return tmp_path
 

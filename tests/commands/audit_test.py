@@ -14,9 +14,9 @@ import pytest
 
 pytest.importorskip("kubernetes", reason="needs the k8s extra: pip install 'pinguard[k8s]'")
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.fake_kube import FakeKube, image_id_for, pod
 from testing.lockdata import lock_for, locked_test_digest
 
@@ -30,7 +30,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKube]:
     """team: a pod on the locked digest, one on a digest the lock does not hold, one never pinned; clean: one good."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pod.yaml").write_text(f"kind: Pod\nspec:\n  containers:\n  - name: ray\n    image: {RAY}\n")
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["pod.yaml"]).found))
     pinned = f"{RAY}@{RAY_DIGEST}"
     with FakeKube() as server:
         server.write_kubeconfig(tmp_path / "kubeconfig", namespace="team")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
 
 POD = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"
@@ -28,7 +28,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pod.yaml").write_text(POD)
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["pod.yaml"]).found))
     return tmp_path
 
 
@@ -99,7 +99,7 @@ def test_output_file(tree: Path) -> None:
 
 def test_files_named_one_by_one_do_not_judge_the_whole_lockfile(tree: Path) -> None:
     (tree / "other.yaml").write_text(POD.replace("nginx:1.25", "redis:7.2"))
-    lockfile.write(tree / "pinguard.lock", lock_for(scan(["."]).found))
+    lockfile.write(tree / "pinguard.lock", lock_for(scan_paths(["."]).found))
     assert main(["pin"], env={}, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     (tree / "other.yaml").unlink()
     assert "[unused-lock-entry]" in _run()[1]  # the whole tree: redis is locked for nothing
@@ -150,7 +150,7 @@ def test_output_to_a_fifo_is_written_through(tree: Path) -> None:
 @pytest.fixture
 def no_rename(monkeypatch: pytest.MonkeyPatch) -> None:
     """A device must never be renamed over: run as root, a failing test would break it for everyone."""
-    from pinguard import atomic
+    from pinguard.write import atomic
 
     def refuse(path: Path, data: bytes) -> None:
         raise AssertionError(f"would replace {path}")

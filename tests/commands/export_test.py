@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 
 ROOT = Path(__file__).resolve().parents[2]

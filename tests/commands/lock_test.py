@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.lock import lockfile
 from testing.seed import REPOSITORY
 from tests.conftest import UNPACED, SeededRegistry
 

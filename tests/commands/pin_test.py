@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.journal import JOURNAL
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
+from pinguard.write.journal import JOURNAL
 from testing.lockdata import lock_for, locked_test_digest
 
 TESTDATA = Path(__file__).parent.parent / "testdata" / "pin"
@@ -44,7 +44,7 @@ def test_pin_matches_golden(source: Path, tmp_path: Path, monkeypatch: pytest.Mo
     shutil.copyfile(source, target)
     target.chmod(0o640)
     monkeypatch.chdir(work)
-    lockfile.write(work / "pinguard.lock", lock_for(scan([source.name]).found))
+    lockfile.write(work / "pinguard.lock", lock_for(scan_paths([source.name]).found))
     expected_scan = source.with_name(source.name + ".scan")
     if expected_scan.exists():
         assert _run(["scan", source.name])[1] == expected_scan.read_text(encoding="utf-8")
@@ -69,7 +69,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("a.yaml", "b.yaml"):
         (work / name).write_text(POD)
     monkeypatch.chdir(work)
-    lockfile.write(work / "pinguard.lock", lock_for(scan(["."]).found))
+    lockfile.write(work / "pinguard.lock", lock_for(scan_paths(["."]).found))
     return work
 
 
@@ -88,9 +88,9 @@ def test_dry_run_prints_a_diff_and_writes_nothing(tree: Path) -> None:
 
 def test_a_file_that_cannot_be_written_leaves_every_file_unchanged(tree: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from pinguard import rewrite
+    from pinguard.write import commit as writing
 
-    real_stage = rewrite.stage
+    real_stage = writing.stage
     staged: list[Path] = []
 
     def failing_stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True,
@@ -100,7 +100,7 @@ def test_a_file_that_cannot_be_written_leaves_every_file_unchanged(tree: Path,
         staged.append(path)
         return real_stage(path, data, mode=mode, sync=sync, token=token)
 
-    monkeypatch.setattr(rewrite, "stage", failing_stage)
+    monkeypatch.setattr(writing, "stage", failing_stage)
     before = _snapshot(tree)
     status, _, err = _run(["pin"])
     assert status == 2
@@ -141,10 +141,10 @@ def test_symlink_out_of_the_tree_is_refused(tree: Path, tmp_path: Path) -> None:
 # `pin` must leave every file pinned and nothing of pinguard's behind, and say what it repaired.
 _DIE_AT = """
 import os, signal, sys
-from pinguard import rewrite
+from pinguard.write import commit as writing
 from pinguard.cli import main
 
-owner = {"rewrite": rewrite, "os": os, "journal": rewrite.Journal}[sys.argv[1]]
+owner = {"writing": writing, "os": os, "journal": writing.Journal}[sys.argv[1]]
 name, when = sys.argv[2], int(sys.argv[3])
 real, calls = getattr(owner, name), []
 
@@ -165,13 +165,13 @@ FINISHED = ("pinguard: finished an interrupted write in {root}: {count} of 5 fil
 
 @pytest.mark.parametrize(("step", "message", "count"), [
     (("journal", "append", 1), UNDONE, 0),  # the journal created, nothing in it yet
-    (("rewrite", "stage", 1), UNDONE, 0),  # the plan journalled, no temporary file yet
-    (("rewrite", "stage", 4), UNDONE, 3),
+    (("writing", "stage", 1), UNDONE, 0),  # the plan journalled, no temporary file yet
+    (("writing", "stage", 4), UNDONE, 3),
     (("os", "sync", 1), UNDONE, 5),  # every temporary file written, not yet flushed
     (("journal", "append", 2), UNDONE, 5),  # flushed, renaming not yet journalled
     (("os", "replace", 1), FINISHED, 0),
     (("os", "replace", 4), FINISHED, 3),
-    (("rewrite", "sync_folders", 2), FINISHED, 5),  # every file renamed, the journal not yet removed
+    (("writing", "sync_folders", 2), FINISHED, 5),  # every file renamed, the journal not yet removed
 ], ids=["empty-journal", "planned", "3-staged", "all-staged", "synced", "renaming", "3-renamed", "all-renamed"])
 def test_a_pin_killed_at_any_step_is_repaired_by_the_next(step: tuple[str, str, int], message: str, count: int,
                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,7 +180,7 @@ def test_a_pin_killed_at_any_step_is_repaired_by_the_next(step: tuple[str, str, 
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(POD)
     monkeypatch.chdir(root)
-    lockfile.write(root / "pinguard.lock", lock_for(scan(["."]).found))
+    lockfile.write(root / "pinguard.lock", lock_for(scan_paths(["."]).found))
     pinned = POD.replace("nginx:1.25", "nginx:1.25@" + locked_test_digest("docker.io/library/nginx", "1.25"))
 
     child = subprocess.run([sys.executable, "-c", _DIE_AT, *map(str, step)], cwd=root, capture_output=True,

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinguard import __version__, lockfile
+from pinguard import __version__
 from pinguard.cli import main
 from pinguard.commands import post_render
-from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
 from testing.lockdata import lock_for, locked_test_digest

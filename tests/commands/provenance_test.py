@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.lock import lockfile
 from testing.attestations import Payload, attested_index, cosign_referrer, cosign_signature, served
 from testing.fake_registry import FakeRegistry, serve_manifests, serve_referrers
 from testing.images import Manifest, image

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.admission import Source, vap
 from pinguard.cli import main
 from pinguard.commands.run import run
+from pinguard.lock import lockfile
 from pinguard.options import Options
-from pinguard.scanning import scan
+from pinguard.read.paths import scan_paths
 from testing.fake_kube import APPLY_PATCH, FakeKube
 from testing.fake_registry import FakeRegistry, Response, Route
 from testing.lockdata import lock_for, locked_test_digest
@@ -44,7 +44,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("rayjob.yaml", "raycluster.yaml"):
         shutil.copy(ROOT / "training" / name, tmp_path / "training" / name)
     monkeypatch.chdir(tmp_path)
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["training"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["training"]).found))
     return tmp_path
 
 

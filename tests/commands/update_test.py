@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.lock import lockfile
 from testing.seed import Seeded, repush_moving, seed_dlc
 from tests.conftest import UNPACED, SeededRegistry
 

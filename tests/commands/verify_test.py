@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry
 from testing.fake_registry import FakeRegistry, Response, Route, serve_manifests
 from testing.images import multi_platform
 from testing.push import parse_bearer_challenge

@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard import lockfile
 from pinguard.cli import main
 from pinguard.helm.settings import HelmSettings
-from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
-from pinguard.scanning import scan
 from pinguard.sources.base import Found, SourceSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ def _chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
 
 
 def _found(helm: str, path: Path) -> list[Found]:
-    result = scan([str(path)], SourceSettings(helm=HelmSettings(binary=helm)))
+    result = scan_paths([str(path)], SourceSettings(helm=HelmSettings(binary=helm)))
     assert result.errors == []
     return result.found
 
@@ -258,7 +258,7 @@ def test_a_chart_helm_cannot_render_is_read_as_text_and_never_pinned(helm: str, 
     chart = _chart(tmp_path, monkeypatch, "name-tag")
     (chart / "templates" / "broken.yaml").write_text("{{ .Values.missing.field }}\n")
     original = (chart / "values.yaml").read_bytes()
-    Path("pinguard.lock").write_text(lockfile.dumps(_lock(scan([str(chart)]).found)))
+    Path("pinguard.lock").write_text(lockfile.dumps(_lock(scan_paths([str(chart)]).found)))
     code, out, _ = _run("check", "--helm", helm, str(chart))
     assert "helm template failed" in out
     code, _, err = _run("pin", "--helm", helm, str(chart))

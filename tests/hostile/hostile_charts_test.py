@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.scanning import scan
+from pinguard.read.paths import scan_paths
 from pinguard.sources import charts
 from pinguard.sources.charts import chart_at_hand
 from testing.costs import cpu_seconds, peak_memory
@@ -66,7 +66,7 @@ def test_a_question_beyond_the_budget_is_answered_not_read(tmp_path: Path, monke
     charts._loaded.clear()
     chart = chart_at_hand(values)
     assert chart is not None and chart.reads(("image",), "digest") is False
-    (found,) = scan([values]).found
+    (found,) = scan_paths([values]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"  # the tag form
     assert found.unread_digest is not None  # the digest written is reported, never counted
 

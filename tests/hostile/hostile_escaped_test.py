@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 
 PLAIN = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"
@@ -25,7 +25,7 @@ def _check(tree: Path, text: str) -> tuple[int, str]:
 def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pod.yaml").write_text(PLAIN)
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["pod.yaml"]).found))
     return tmp_path
 
 

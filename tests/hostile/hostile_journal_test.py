@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.journal import JOURNAL
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
+from pinguard.write.journal import JOURNAL
 from testing.costs import peak_memory
 from testing.lockdata import lock_for
 
@@ -27,7 +27,7 @@ def clone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh clone: a manifest, its lock, and whatever journal a test commits beside them."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pod.yaml").write_text(POD)
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["pod.yaml"]).found))
     return tmp_path
 
 

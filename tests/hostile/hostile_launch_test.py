@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("kubernetes", reason="needs the k8s extra: pip install 'pinguard[k8s]'")
 
-from pinguard import lockfile
 from pinguard.cli import main
 from pinguard.commands.run import run
+from pinguard.lock import lockfile
 from pinguard.options import Options
-from pinguard.scanning import scan
+from pinguard.read.paths import scan_paths
 from testing.fake_kube import FakeKube, add_ephemeral, image_id_for, pod
 from testing.lockdata import lock_for, locked_test_digest
 
@@ -34,7 +34,7 @@ EVIL = "evil.example/tools:latest"
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeKube]:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pod.yaml").write_text(f"kind: Pod\nspec:\n  containers:\n  - name: ray\n    image: {RAY}\n")
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["pod.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["pod.yaml"]).found))
     with FakeKube() as server:
         server.write_kubeconfig(tmp_path / "kubeconfig", namespace="team")
         yield server
@@ -110,7 +110,7 @@ def pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "training").mkdir()
     shutil.copy(ROOT / "training" / "rayjob.yaml", tmp_path / "training" / "rayjob.yaml")
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["training/rayjob.yaml"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["training/rayjob.yaml"]).found))
     assert main(["pin", "training/rayjob.yaml"], env={}, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     return tmp_path
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.fake_registry import FakeRegistry, serve_manifests
 from testing.images import multi_platform
 from testing.lockdata import lock_for
@@ -55,7 +55,7 @@ def _policy(tree: Path, lock: str) -> None:
 
 
 def test_a_digest_its_tag_does_not_point_to_is_refused_by_default(tree: Path) -> None:
-    (tree / "pinguard.lock").write_text(lockfile.dumps(lock_for(scan(["pod.yaml"]).found)).replace("1.0", "0.1"))
+    (tree / "pinguard.lock").write_text(lockfile.dumps(lock_for(scan_paths(["pod.yaml"]).found)).replace("1.0", "0.1"))
     before = (tree / "pinguard.lock").read_bytes()
     with _registry({"1.0": NEW.data, "0.9": OLD.data}) as fake:
         status, out, err = _run("lock", url=fake.url)
@@ -171,7 +171,7 @@ def test_the_policy_option_takes_one_of_its_words(tree: Path, value: str) -> Non
 
 @pytest.mark.parametrize("field", ["tag_served = 0", "tag_served = 'no'", "tag_served = [false]"])
 def test_a_tag_served_that_is_not_a_boolean_is_refused(tree: Path, field: str) -> None:
-    text = lockfile.dumps(lock_for(scan(["pod.yaml"]).found)).replace("tag = ", f"{field}\ntag = ", 1)
+    text = lockfile.dumps(lock_for(scan_paths(["pod.yaml"]).found)).replace("tag = ", f"{field}\ntag = ", 1)
     (tree / "pinguard.lock").write_text(text)
     status, _, err = _run("check")
     assert status == 2 and "tag_served: expected a boolean" in err
@@ -195,7 +195,7 @@ def locked(tree: Path) -> Path:
     (tree / "k8s" / "b.yaml").write_text(POD.format("redis:7"))
     (tree / "empty").mkdir()
     (tree / "empty" / "README.md").write_text("no manifests here\n")
-    lockfile.write(tree / "pinguard.lock", lock_for(scan(["k8s"]).found))
+    lockfile.write(tree / "pinguard.lock", lock_for(scan_paths(["k8s"]).found))
     return tree
 
 

@@ -1,6 +1,6 @@
 """Every `--output` of the command line: device nodes, FIFOs and symlinks kept, folders refused, alike.
 
-`check --output` and `export admission --output` go through `pinguard.atomic.write_output`; each
+`check --output` and `export admission --output` go through `pinguard.write.atomic.write_output`; each
 case runs through `pinguard.cli.main` for both. Also: a lockfile path that would break the
 export's header.
 """
@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinguard import atomic, cli, lockfile
+from pinguard import cli
 from pinguard.cli import main
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.write import atomic
 from testing.lockdata import locked_test_digest
 
 NGINX = "docker.io/library/nginx"

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pinguard import lockfile
-from pinguard.lockfile import Lock, LockEntry, LockfileError
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.policy import PolicyError, load
 from pinguard.policy.rules import require_provenance, require_sbom, require_signature
 from pinguard.policy.rules.common import Context

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from pinguard import lockfile
 from pinguard.cli import main
 from pinguard.errors import RegistryError
+from pinguard.lock import lockfile
 from pinguard.provenance import discovery
 from pinguard.provenance.discovery import discover
 from pinguard.provenance.model import OUTDATED, Evidence

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
 
 TRAINING = Path(__file__).resolve().parents[2] / "training"
@@ -21,7 +21,7 @@ def test_pinned_training_manifests_pass_the_aws_dlc_policy(tmp_path: Path, monke
     for name in MANIFESTS:
         shutil.copy(TRAINING / name, tmp_path / "training" / name)
     monkeypatch.chdir(tmp_path)
-    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan(["training"]).found))
+    lockfile.write(tmp_path / "pinguard.lock", lock_for(scan_paths(["training"]).found))
     out = io.StringIO()
     assert main(["check", "--policy", "aws-dlc", "training"], env={}, stdout=out) == 1  # not pinned yet
     assert main(["pin", "training"], env={}, stdout=io.StringIO(), stderr=io.StringIO()) == 0

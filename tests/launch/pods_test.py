@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinguard.launch.pods import ALLOWED, NOT_ALLOWED, NOT_LOCKED, UNPINNED, judge, started
-from pinguard.lockfile import Lock, LockEntry
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy import Sidecar
 from testing.fake_kube import image_id_for, pod
 

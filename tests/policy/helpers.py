@@ -7,14 +7,14 @@ from typing import Any
 
 import yaml
 
-from pinguard import lockfile
 from pinguard.findings import Finding
-from pinguard.lockfile import Lock
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock
 from pinguard.policy import Policy, load
 from pinguard.policy.rules import RULES
 from pinguard.policy.rules.common import Context
 from pinguard.policy.run import findings
-from pinguard.scanning import scan
+from pinguard.read.paths import scan_paths
 
 
 def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, Any] | None = None,
@@ -30,7 +30,7 @@ def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, A
     lock = lock or Lock()
     lockfile.write(folder / "pinguard.lock", lock)
     lock_text = (folder / "pinguard.lock").read_text()
-    result = scan(sorted(files))
+    result = scan_paths(sorted(files))
     assert result.errors == []
     return findings(policy, result.files, Context(lock, "pinguard.lock", policy.tag_rules), lock_text)
 
@@ -49,4 +49,4 @@ def assert_found(found: list[Finding], expected: list[tuple[int, int, str]], rul
 def files_flagged(rule: ModuleType, folder: Path) -> set[str]:
     """The files under `folder` (the current folder) that `rule` alone, at level error, reports."""
     policy = Policy({rule.ID: {**rule.DEFAULT, "level": "error"}})
-    return {f.file for f in findings(policy, scan([str(folder)]).files, Context(Lock(), "pinguard.lock"), "")}
+    return {f.file for f in findings(policy, scan_paths([str(folder)]).files, Context(Lock(), "pinguard.lock"), "")}

@@ -16,7 +16,7 @@ from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.credentials import CredentialStore
 from pinguard.registry.settings import RegistrySettings
-from pinguard.resolve import Resolver
+from pinguard.resolve.resolver import Resolver
 from testing.fake_registry import FakeRegistry, Request, Response, Route, serve_manifests
 from testing.images import image
 

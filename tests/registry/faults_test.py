@@ -20,7 +20,8 @@ from pinguard.reference import parse
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.settings import RegistrySettings
-from pinguard.resolve import Resolved, Resolver
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.resolver import Resolver
 from testing.fake_registry import (
     Action,
     Delay,

@@ -23,7 +23,7 @@ from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings, parse_mirrors
-from pinguard.resolve import Resolver
+from pinguard.resolve.resolver import Resolver
 from testing.fake_registry import Drip, FakeRegistry, Redirect, Request, Response, Route, serve_manifests
 from testing.images import OCI_MANIFEST, image, multi_platform
 from tests.registry.conftest import REGISTRY, settings_for

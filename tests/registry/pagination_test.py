@@ -10,7 +10,8 @@ import pytest
 from pinguard.errors import RegistryError
 from pinguard.reference import parse
 from pinguard.registry.client import RegistryClient
-from pinguard.resolve import Resolver, TagKind
+from pinguard.resolve.resolver import Resolver
+from pinguard.resolve.tags import TagKind
 from testing.fake_registry import Action, FakeRegistry, Request, Response, Route, serve_manifests
 from testing.images import Manifest, multi_platform
 from tests.registry.conftest import REGISTRY

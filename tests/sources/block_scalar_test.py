@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.reference import parse
-from pinguard.rewrite import apply, pin_edit
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import compose, mapping_get
+from pinguard.write.edits import apply, pin_edit
 
 D = "sha256:" + "0123456789abcdef" * 4
 UNPINNABLE = "written with escapes or as a block scalar; write it as a plain or quoted value to pin it"

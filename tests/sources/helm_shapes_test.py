@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.rewrite import apply, pin_edit
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from pinguard.sources.base import Found
+from pinguard.write.edits import apply, pin_edit
 from testing.lockdata import lock_for, locked_test_digest
 
 CHART_YAML = "apiVersion: v2\nname: app\nversion: 0.1.0\nappVersion: {app_version}\n"
@@ -26,7 +26,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 def _found(path: Path) -> list[Found]:
-    return scan([str(path)]).found
+    return scan_paths([str(path)]).found
 
 
 def _pinned(path: Path) -> str:
@@ -317,7 +317,7 @@ def test_check_reports_needs_helm_and_pin_writes_nothing(tmp_path: Path, monkeyp
         "    distroless: true\nalertmanager:\n  image:\n    repository: quay.io/prometheus/alertmanager\n"
         "    tag: v0.28.0\n")
     Path("values.yaml").write_text(written)
-    lock = lock_for(scan(["values.yaml"]).found)
+    lock = lock_for(scan_paths(["values.yaml"]).found)
     assert [entry.name for entry in lock] == ["quay.io/prometheus/alertmanager"]  # nothing locked for the guess
     lockfile.write(Path("pinguard.lock"), lock)
     status, out, _ = _run("check", "values.yaml")

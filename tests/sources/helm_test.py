@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import lockfile
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from pinguard.sources.charts import chart_at_hand
 from testing.lockdata import lock_for, locked_test_digest
 
@@ -29,7 +29,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 def _locked(*paths: str) -> None:
-    lockfile.write(Path("pinguard.lock"), lock_for(scan(list(paths)).found))
+    lockfile.write(Path("pinguard.lock"), lock_for(scan_paths(list(paths)).found))
 
 
 @pytest.mark.parametrize("chart", ["reads-digest", "ignores-digest"])
@@ -64,7 +64,7 @@ def test_a_digest_the_chart_ignores_is_reported_and_never_counted(tmp_path: Path
 def test_a_values_file_below_the_chart_belongs_to_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(CHARTS / "ignores-digest", tmp_path / "api")
     monkeypatch.chdir(tmp_path / "api")
-    (found,) = scan(["ci/smoke-values.yaml"]).found
+    (found,) = scan_paths(["ci/smoke-values.yaml"]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"  # the tag form
 
 
@@ -98,7 +98,7 @@ def test_what_the_templates_read(template: str, reads: bool, tmp_path: Path) -> 
     chart = chart_at_hand(str(tmp_path / "values.yaml"))
     assert chart is not None
     assert chart.reads(("image",), "digest") is reads
-    (found,) = scan([str(tmp_path / "values.yaml")]).found
+    (found,) = scan_paths([str(tmp_path / "values.yaml")]).found
     assert found.digest_field is not None
     assert (found.digest_field.prefix == "@") is not reads
 
@@ -110,7 +110,7 @@ def test_a_block_handed_to_a_library_not_at_hand_is_the_users_call(tmp_path: Pat
            BLOCK + f"  digest: {written}\nsidecar:\n" + BLOCK.replace("image:", "  image:").replace("\n  ", "\n    "))
     chart = chart_at_hand(str(tmp_path / "values.yaml"))
     assert chart is not None and chart.reads(("image",), "digest") is None
-    image, sidecar = scan([str(tmp_path / "values.yaml")]).found
+    image, sidecar = scan_paths([str(tmp_path / "values.yaml")]).found
     assert image.reference is not None and image.reference.digest == written  # trusted, not reported unread
     assert image.unread_digest is None and image.digest_field is not None and image.digest_field.prefix == ""
     assert sidecar.digest_field is not None and sidecar.digest_field.prefix == "@"  # nothing written: the tag form
@@ -162,7 +162,7 @@ def test_a_chart_too_large_to_read_is_not_trusted(tmp_path: Path) -> None:
     _chart(tmp_path, "image: {{ .Values.image.digest }}\n" + "#" * (2 << 20), BLOCK + f"  digest: {written}\n")
     chart = chart_at_hand(str(tmp_path / "values.yaml"))
     assert chart is not None and chart.reads(("image",), "digest") is False  # it counts as reading nothing
-    (found,) = scan([str(tmp_path / "values.yaml")]).found
+    (found,) = scan_paths([str(tmp_path / "values.yaml")]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"  # the tag form: safe either way
     assert found.unread_digest is not None  # the digest written is reported, never counted
 
@@ -192,7 +192,7 @@ def test_a_digest_written_in_values_of_a_chart_not_at_hand_is_the_users_pin(tmp_
     monkeypatch.chdir(tmp_path)
     stale = "sha256:" + "1" * 64
     Path("values.yaml").write_text(BLOCK + f"  digest: {stale}\n")
-    (found,) = scan(["values.yaml"]).found
+    (found,) = scan_paths(["values.yaml"]).found
     assert found.reference is not None and found.reference.digest == stale
     _locked("values.yaml")
     _run("pin", "values.yaml")
@@ -227,7 +227,7 @@ def test_sha_holds_what_the_chart_writes_after_the_at(template: str, written: st
     _locked("values.yaml")
     _run("pin", "values.yaml")
     assert Path("values.yaml").read_text() == SHA_BLOCK.replace('sha: ""', f'sha: "{written}"')
-    (found,) = scan(["values.yaml"]).found
+    (found,) = scan_paths(["values.yaml"]).found
     assert found.reference is not None and found.reference.digest == RBAC_PROXY  # reads back, pinned
 
 
@@ -238,7 +238,7 @@ def test_a_field_read_only_to_be_refused_is_not_read(tmp_path: Path) -> None:
            BLOCK + '  sha: ""\n')
     chart = chart_at_hand(str(tmp_path / "values.yaml"))
     assert chart is not None and chart.reads(("image",), "sha") is False
-    (found,) = scan([str(tmp_path / "values.yaml")]).found
+    (found,) = scan_paths([str(tmp_path / "values.yaml")]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"
 
 

@@ -20,12 +20,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pinguard import lockfile
 from pinguard.cli import main
+from pinguard.lock import lockfile
+from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference, parse
-from pinguard.rewrite import Edit, apply, pin_edit
-from pinguard.scanning import Scan, scan
 from pinguard.sources.base import Found
+from pinguard.write.edits import Edit, apply, pin_edit
 from testing import lockdata
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -120,7 +120,7 @@ def _pin_and_check(name: str, data: bytes, expected: set[tuple[int, int, str]]) 
     """Scan, lock and pin one file; check what every generated file must satisfy. Returns the new text."""
     path = Path(name)
     path.write_bytes(data)
-    before = scan(["."])
+    before = scan_paths(["."])
     assert before.errors == []
     (scanned,) = before.files
     text = scanned.file.text
@@ -144,7 +144,7 @@ def _pin_and_check(name: str, data: bytes, expected: set[tuple[int, int, str]]) 
     rest_old, rest_new = _outside(text, new_text, edits)
     assert rest_new == rest_old
     # Every reference now carries its locked digest, where it was.
-    after = scan(["."])
+    after = scan_paths(["."])
     assert after.errors == []
     assert {(f.line, f.column, f.value) for f in after.found} == {
         (line, column, _pinned_value(value)) for line, column, value in expected
@@ -393,7 +393,7 @@ def test_generated_manifests_pin_exactly(tmp_path_factory: pytest.TempPathFactor
 def test_an_aliased_image_is_reported_once(tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
         Path("pod.yaml").write_text("apiVersion: v1\nkind: Pod\na:\n  image: &img nginx:1.25\nb:\n  image: *img\n")
-        found = scan(["."]).found
+        found = scan_paths(["."]).found
     assert [(f.line, f.column, f.value) for f in found] == [(4, 15, "nginx:1.25")]
 
 
@@ -613,7 +613,7 @@ def test_malformed_files_never_crash(tmp_path_factory: pytest.TempPathFactory, d
     with _folder(tmp_path_factory):
         path = Path(name)
         path.write_bytes(data)
-        result = scan(["."])
+        result = scan_paths(["."])
         _lock(result)
         outcome = _pin()
         assert "Traceback" not in outcome.out + outcome.err
@@ -646,7 +646,7 @@ def test_a_values_file_with_cr_line_breaks_gets_its_digest_in_the_image(
     with _folder(tmp_path_factory):
         _chart_reading_digest()
         Path("values.yaml").write_bytes(b'image:\r  repository: nginx\r  tag: "1.25"\rother:\r  x: 1\r')
-        _lock(scan(["."]))
+        _lock(scan_paths(["."]))
         assert _pin().status == 0
         pinned = yaml.safe_load(Path("values.yaml").read_bytes())
         assert pinned["image"].get("digest") == lockdata.locked_test_digest("docker.io/library/nginx", "1.25")
@@ -658,7 +658,7 @@ def test_a_structured_image_written_with_escapes_reports_its_own_text(tmp_path_f
     with _folder(tmp_path_factory):
         text = 'image:\n  repository: "ngi\\x6ex"\n  tag: "1.25"\n'
         Path("values.yaml").write_text(text)
-        (found,) = scan(["."]).found
+        (found,) = scan_paths(["."]).found
     assert text[found.span.start:found.span.end] == found.value
     assert found.reference is None  # not offered for pinning: the text is not what it means
 
@@ -667,7 +667,7 @@ def test_a_digest_added_on_the_last_line_keeps_crlf(tmp_path_factory: pytest.Tem
     with _folder(tmp_path_factory):
         _chart_reading_digest()
         Path("values.yaml").write_bytes(b'image:\r\n  repository: nginx\r\n  tag: "1.25"')
-        _lock(scan(["."]))
+        _lock(scan_paths(["."]))
         assert _pin().status == 0
         pinned = Path("values.yaml").read_bytes()
     assert b"digest: " in pinned
@@ -679,12 +679,12 @@ def test_a_compose_image_merged_from_an_extension_field_is_found(tmp_path_factor
         Path("compose.yaml").write_text(
             "x-base: &base\n  image: nginx:1.25\n  restart: always\nservices:\n  web:\n    <<: *base\n"
         )
-        found = scan(["."]).found
+        found = scan_paths(["."]).found
     assert [(f.line, f.column, f.value) for f in found] == [(2, 10, "nginx:1.25")]
 
 
 def test_a_compose_service_aliased_twice_is_reported_once(tmp_path_factory: pytest.TempPathFactory) -> None:
     with _folder(tmp_path_factory):
         Path("compose.yaml").write_text("x-web: &web\n  image: nginx:1.25\nservices:\n  a: *web\n  b: *web\n")
-        found = scan(["."]).found
+        found = scan_paths(["."]).found
     assert [(f.line, f.column, f.value) for f in found] == [(2, 10, "nginx:1.25")]

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from pinguard import sources
-from pinguard.lockfile import locked_key
-from pinguard.rewrite import apply, pin_edit
+from pinguard.lock.lockfile import locked_key
 from pinguard.sources import workflow
 from pinguard.sources.base import Found
+from pinguard.write.edits import apply, pin_edit
 from testing.lockdata import locked_test_digest
 from tests.conftest import CORPUS
 from tests.sources.spans import check_spans

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinguard import lockfile, sources
+from pinguard import sources
 from pinguard.cli import main
-from pinguard.scanning import scan
+from pinguard.lock import lockfile
+from pinguard.read.paths import scan_paths
 from pinguard.sources import yamlnodes
 from pinguard.sources.base import Unreadable
 from pinguard.sources.yamlnodes import (
@@ -143,7 +144,7 @@ def test_scan_pin_and_check_end_on_a_merge_key_bomb(tmp_path: Path) -> None:
     text = "\n".join([*BOMB, "<<: *b16", "kind: Pod", "spec:", "  containers:", "  - image: nginx:1.25", ""])
     with chdir(tmp_path):
         Path("pod.yaml").write_text(text)
-        lockfile.write(Path("pinguard.lock"), lockdata.lock_for(scan(["."]).found))
+        lockfile.write(Path("pinguard.lock"), lockdata.lock_for(scan_paths(["."]).found))
         out, err = io.StringIO(), io.StringIO()
         assert main(["pin", "pod.yaml"], env={}, stdout=out, stderr=err) == 0, err.getvalue()
         digest = lockdata.locked_test_digest("docker.io/library/nginx", "1.25")

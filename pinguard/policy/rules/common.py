@@ -9,9 +9,9 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from pinguard.findings import Problem
-from pinguard.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.provenance.model import Evidence
-from pinguard.resolve import TagRules
+from pinguard.resolve.tags import TagRules
 from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import mapping_get, scalar_text
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import locked_key
+from pinguard.lock.lockfile import locked_key
 from pinguard.policy.rules.common import Conf, Context, at
 from pinguard.sources.base import Found
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
-from pinguard.resolve import TagKind
+from pinguard.resolve.tags import TagKind
 from pinguard.sources.base import Found
 
 ID = "moving-tag"

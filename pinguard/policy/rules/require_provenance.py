@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.policy.rules.common import (
     Conf,
     Subject,

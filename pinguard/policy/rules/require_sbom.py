@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from pinguard.findings import Problem
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.policy.rules.common import Conf, at, judged_by_evidence, named, spelled, uncovered, unread
 from pinguard.provenance.model import OUTDATED, Evidence
 from pinguard.sources.base import Found

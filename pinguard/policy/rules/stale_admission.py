@@ -48,7 +48,7 @@ from pinguard.admission import LAYOUT_LABEL, MANAGED_BY, Source
 from pinguard.admission.params import CLASS, CLASSES, FROM, MAX_CELLS, TO, cells, entry_name, key, name_class
 from pinguard.errors import PinguardError
 from pinguard.findings import Problem
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.policy.rules.common import Conf, Context, get, items
 from pinguard.sources.yamlnodes import Located, mapping_pairs, scalar_text
 

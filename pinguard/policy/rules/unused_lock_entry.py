@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from pinguard.findings import Problem
-from pinguard.lockfile import locked_key, toml_string
+from pinguard.lock.lockfile import locked_key, toml_string
 from pinguard.policy.rules.common import Conf, Context
 from pinguard.sources.base import Found
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
-from pinguard.scanning import scan
 from testing.lockdata import lock_for, locked_test_digest
 from tests.policy.helpers import check_rule, places
 
@@ -28,7 +28,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def locked(folder: Path, *images: str) -> Any:
     (folder / "lockme.yaml").write_text("".join(f"---\n{pod(i)}" for i in images))
-    lock = lock_for(scan(["lockme.yaml"]).found)
+    lock = lock_for(scan_paths(["lockme.yaml"]).found)
     (folder / "lockme.yaml").unlink()
     return lock
 
@@ -75,7 +75,7 @@ def test_rule(folder: Path, rule: str, image: str, conf: dict[str, Any], lock_im
 def test_moving_tag_names_the_frozen_tag_from_the_lock(folder: Path) -> None:
     lock = locked(folder, "ghcr.io/o/app:v1.2")
     entry = next(iter(lock))
-    from pinguard.lockfile import Lock, LockEntry
+    from pinguard.lock.lockfile import Lock, LockEntry
 
     lock = Lock().with_entries([LockEntry(**{**entry.__dict__, "frozen_tag": "v1.2.7"})])
     [finding] = check_rule(folder, "moving-tag", {"pod.yaml": pod("ghcr.io/o/app:v1.2")}, lock=lock)

@@ -1,6 +1,6 @@
 """What online work shares: one registry client for the run, and resolving with progress.
 
-Importing this module loads the network stack; offline commands never do (`pinguard.locking`
+Importing this module loads the network stack; offline commands never do (`pinguard.lock.sync`
 imports it only when something must be resolved).
 """
 from __future__ import annotations
@@ -10,13 +10,14 @@ from dataclasses import replace
 from typing import TypeVar
 
 from pinguard.errors import PinguardError
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.options import Options
 from pinguard.progress import Progress
 from pinguard.reference import Reference
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
-from pinguard.resolve import Resolved, Resolver
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.resolver import Resolver
 
 
 def open_client(options: Options) -> RegistryClient:

@@ -12,20 +12,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pinguard import lockfile
 from pinguard.errors import PinguardError
-from pinguard.lockfile import LockEntry, locked_key
+from pinguard.lock import lockfile
+from pinguard.lock.exclusive import exclusive
+from pinguard.lock.lockfile import LockEntry, locked_key
 from pinguard.options import Options
 from pinguard.policy.rules import tag_digest_mismatch
+from pinguard.read.paths import Scan, paths_without_references
 from pinguard.reference import Reference
-from pinguard.resolve import Resolved, failure_lines
-from pinguard.scanning import Scan, paths_without_references
+from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.sources.base import Found
 
 
 @dataclass(frozen=True)
 class LockUpdate:
-    """What `update_lockfile` did: the entries it resolved and added, how many it kept and dropped."""
+    """What `sync_lock` did: the entries it resolved and added, how many it kept and dropped."""
 
     new: tuple[LockEntry, ...]
     kept: int
@@ -37,7 +38,7 @@ class LockUpdate:
         return [*locked, f"{path}: {len(self.new)} new, {self.kept} kept, {self.dropped} dropped\n"]
 
 
-def update_lockfile(result: Scan, options: Options, paths: Sequence[str] = (), *,
+def sync_lock(result: Scan, options: Options, paths: Sequence[str] = (), *,
                     allow_empty: bool = False) -> LockUpdate | None:
     """Bring the lockfile in line with what `result` (the scan of `paths`) references; None (and nothing
     written) on failure.
@@ -46,7 +47,7 @@ def update_lockfile(result: Scan, options: Options, paths: Sequence[str] = (), *
     only when every path named holds some image reference, unless `allow_empty`: a path that holds
     none is more likely wrong than emptied (a PinguardError).
     """
-    with lockfile.exclusive(options.lockfile):
+    with exclusive(options.lockfile):
         current, text = lockfile.read_with_text(options.lockfile)
         wanted = _wanted(result)
         kept = current.only(wanted.keys())
@@ -100,7 +101,7 @@ def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEnt
     """The entries with what was found of their provenance; None (reported) when any search failed."""
     if not entries:
         return []
-    from pinguard.online import entries_with_evidence, open_client
+    from pinguard.resolve.online import entries_with_evidence, open_client
 
     with open_client(options) as client:
         checked = entries_with_evidence(client, entries, options)
@@ -114,7 +115,7 @@ def _resolve(missing: list[Found], result: Scan, options: Options) -> list[LockE
     beside a tag is not the one the tag points to and the policy refuses it."""
     if not missing:
         return []
-    from pinguard.online import resolve_references  # the network stack, only when something is missing
+    from pinguard.resolve.online import resolve_references
 
     resolved = _all_resolved(resolve_references([_reference(found) for found in missing], options), options)
     if resolved is None:

@@ -1,148 +1,27 @@
-"""Tags to digests, with the evidence a lockfile records.
+"""The resolver: tags to digests, verified by hashing, with the evidence a lockfile records.
 
-A *moving* tag (`train-ml-cuda-v1.1`, `v2`, `latest`) is re-pointed by every
-rebuild; a *frozen* one (`train-ml-cuda-v1.1.0`) is not. For a moving tag,
-the resolver names the frozen tag that serves the same digest, so a reader of
+For a moving tag (see `tags`), the resolver names the frozen tag that serves the same digest, so a reader of
 the lock can tell which release the digest was.
 """
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
 from pinguard import untrusted_json
-from pinguard.errors import DeadlinePassed, NotFound, PinguardError, RegistryError, deadline_lines
-from pinguard.provenance.model import Evidence
+from pinguard.errors import NotFound, PinguardError, RegistryError
+from pinguard.provenance.model import utc_now
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.tags import TagKind, TagRules
 
-if TYPE_CHECKING:  # the client pulls in requests; offline commands import this module for its records
+if TYPE_CHECKING:  # the client pulls in requests
     from pinguard.registry.client import RegistryClient
 
 # Frozen tags tried, newest first, when looking for the one behind a moving tag.
 MAX_ALIAS_PROBES = 5
-# The version at the end of a tag: `...-v1.1`, `v2`, `1.25.3`.
-_TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"
-
-
-class TagKind(StrEnum):
-    MOVING = "moving"
-    FROZEN = "frozen"
-    OTHER = "other"
-
-
-@dataclass(frozen=True)
-class TagRule:
-    """How the tags of repositories matching `repository` (a glob on the normalised name) move."""
-
-    repository: str
-    moving: re.Pattern[str]
-    frozen: re.Pattern[str]
-
-    @classmethod
-    def create(cls, repository: str, moving: str, frozen: str) -> TagRule:
-        try:
-            return cls(repository, re.compile(moving), re.compile(frozen))
-        except re.error as exc:
-            raise PinguardError(f"tag rule for {repository!r}: invalid pattern: {exc}") from None
-
-
-DEFAULT_RULE = TagRule.create(
-    "*",
-    moving=r"^(?:latest|(?:.*[-_])?v\d+(?:\.\d+)?)$",
-    frozen=r"^(?:.*[-_])?v\d+\.\d+\.\d+$",
-)
-
-
-@dataclass(frozen=True)
-class TagRules:
-    rules: Sequence[TagRule] = ()  # first match wins; DEFAULT_RULE after them
-
-    def rule_for(self, name: str) -> TagRule:
-        return next((r for r in self.rules if fnmatch.fnmatchcase(name, r.repository)), DEFAULT_RULE)
-
-    def kind(self, name: str, tag: str) -> TagKind:
-        rule = self.rule_for(name)
-        if rule.frozen.search(tag):
-            return TagKind.FROZEN
-        if rule.moving.search(tag):
-            return TagKind.MOVING
-        return TagKind.OTHER
-
-    def frozen_candidates(self, name: str, moving: str, tags: Iterable[str]) -> list[str]:
-        """Frozen tags that could stand behind `moving`, newest version first.
-
-        `train-ml-cuda-v1.1` may be served by `train-ml-cuda-v1.1.<n>`; a moving tag without
-        a version (`latest`) by any frozen tag.
-        """
-        has_version = re.search(_TRAILING_VERSION + "$", moving) is not None and moving != "latest"
-        candidates = [
-            t for t in tags
-            if self.kind(name, t) is TagKind.FROZEN and (not has_version or t.startswith(moving + "."))
-        ]
-        return sorted(candidates, key=_version_key, reverse=True)
-
-
-def _version_key(tag: str) -> tuple[int, Version | str]:
-    match = re.search(_TRAILING_VERSION + "$", tag)
-    try:
-        return (1, Version(match.group("version"))) if match else (0, tag)
-    except InvalidVersion:
-        return (0, tag)
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """One reference resolved, with the evidence behind its digest."""
-
-    name: str
-    tag: str | None
-    digest: str
-    media_type: str
-    size: int
-    tag_kind: TagKind
-    frozen_tag: str | None
-    resolved_at: str
-    platforms: dict[str, str] = field(default_factory=dict)
-    evidence: Evidence | None = None  # provenance, signatures and SBOMs, when they were looked for
-    # False for a reference written with a digest its tag did not point to (`name:1.0@<a build of 0.9>`);
-    # `tag_digest` then says where the tag pointed (None: the registry does not serve the tag).
-    tag_served: bool = True
-    tag_digest: str | None = None
-
-    def unserved(self) -> str:
-        """What to say of a tag that did not point to the digest written beside it."""
-        where = f"points to {self.tag_digest}" if self.tag_digest else "is not served by the registry"
-        return f"{self.name}:{self.tag} {where}, not to {self.digest}, the digest written beside it"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name, "tag": self.tag, "digest": self.digest, "media_type": self.media_type,
-            "size": self.size, "tag_kind": self.tag_kind.value, "frozen_tag": self.frozen_tag,
-            "resolved_at": self.resolved_at, "platforms": self.platforms,
-            **({} if self.tag_served else {"tag_served": False, "tag_digest": self.tag_digest}),
-            **({"provenance": asdict(self.evidence)} if self.evidence is not None else {}),
-        }
-
-
-def failure_lines(outcomes: Mapping[Reference, Resolved | PinguardError]) -> list[str]:
-    """What to say of the references that failed: a line each, except that a registry whose
-    requests the run's deadline cut short is named once, with how many references were left."""
-    lines = [f"{reference.familiar()}: {outcome}" for reference, outcome in outcomes.items()
-             if isinstance(outcome, PinguardError) and not isinstance(outcome, DeadlinePassed)]
-    return lines + deadline_lines(outcomes.values(), len(outcomes), "references left unresolved")
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _work_order(references: Iterable[Reference], rules: TagRules) -> list[Reference]:

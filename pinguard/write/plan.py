@@ -1,6 +1,6 @@
 """Pin planning: the new text of every file whose references the lock pins to another digest.
 
-Only the characters of each reference change (see `pinguard.rewrite`); nothing is
+Only the characters of each reference change (see `pinguard.write.edits`); nothing is
 written here: `pin` and `update` commit the plan, `run` renders a manifest with it.
 The files of a chart Helm judged are planned by `pinguard.helm.pinning`, which keeps
 only the edits a render confirms.
@@ -12,10 +12,10 @@ from typing import NamedTuple
 
 from pinguard.helm.judge import JudgedChart
 from pinguard.helm.pinning import plan_chart
-from pinguard.lockfile import Lock, locked_key
-from pinguard.rewrite import Edit, apply, pin_edit
-from pinguard.scanning import Scan, ScannedFile
+from pinguard.lock.lockfile import Lock, locked_key
+from pinguard.read.paths import Scan, ScannedFile
 from pinguard.sources.base import Found
+from pinguard.write.edits import Edit, apply, pin_edit
 
 
 class Plan(NamedTuple):
@@ -24,7 +24,7 @@ class Plan(NamedTuple):
     refused: list[tuple[Found, str]]  # references a chart cannot carry a digest for, and why
 
 
-def plan(result: Scan, lock: Lock) -> Plan:
+def plan_pins(result: Scan, lock: Lock) -> Plan:
     changes: list[tuple[ScannedFile, str]] = []
     missing: list[Found] = []
     refused: list[tuple[Found, str]] = []
@@ -72,4 +72,4 @@ def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
         ], chart=scanned.chart)
         for scanned in result.files
     ])
-    return plan(pinned, moved).changes
+    return plan_pins(pinned, moved).changes

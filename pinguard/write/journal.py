@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import BinaryIO, TextIO
 
 from pinguard import untrusted_json
-from pinguard.atomic import TOKEN, temporary_path
 from pinguard.errors import PinguardError
+from pinguard.write.atomic import TOKEN, temporary_path
 
 JOURNAL = ".pinguard-journal"
 _SHA256 = re.compile(r"[0-9a-f]{64}")

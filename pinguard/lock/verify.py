@@ -19,15 +19,17 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
-from pinguard import errors, lockfile
+from pinguard import errors
 from pinguard.errors import DigestMismatch, NotFound, PinguardError
-from pinguard.lockfile import Lock, LockEntry, LockfileError
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.options import Options
 from pinguard.progress import Progress
 from pinguard.provenance.changes import lost
 from pinguard.reference import parse
 from pinguard.registry.client import RegistryClient
-from pinguard.resolve import Resolved, Resolver
+from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.resolver import Resolver
 
 
 class Status(StrEnum):
@@ -69,19 +71,19 @@ def read_lock(path: Path) -> Lock:
     return lockfile.read(path)
 
 
-def check_with_progress(entries: Sequence[LockEntry], client: RegistryClient, options: Options) -> list[Verdict]:
+def verify_with_progress(entries: Sequence[LockEntry], client: RegistryClient, options: Options) -> list[Verdict]:
     """`check`, with progress on a terminal while registries are waited on."""
     registries = [parse(entry.name).registry for entry in entries]
     progress = Progress.on_terminal(options.stderr, options.quiet, registries, client.held_to, "entries")
     told = None if progress is None else lambda entry: progress.done(parse(entry.name).registry)
     try:
-        return check(entries, client, options, told)
+        return verify_entries(entries, client, options, told)
     finally:
         if progress is not None:
             progress.clear()
 
 
-def check(entries: Sequence[LockEntry], client: RegistryClient, options: Options,
+def verify_entries(entries: Sequence[LockEntry], client: RegistryClient, options: Options,
           progress: Callable[[LockEntry], None] | None = None) -> list[Verdict]:
     """A verdict for each entry, in the order of `entries`; checked concurrently, faults returned as ERROR."""
     resolver = Resolver(client, options.platforms, options.tag_rules)
@@ -99,7 +101,7 @@ def _provenance_rechecked(verdicts: list[Verdict], client: RegistryClient, optio
     recorded = [i for i, v in enumerate(verdicts) if v.status is Status.OK and v.entry.evidence is not None]
     if not recorded:
         return verdicts
-    from pinguard.online import with_evidence  # cryptography: only for entries that record provenance
+    from pinguard.resolve.online import with_evidence
 
     now = with_evidence(client, [verdicts[i].entry for i in recorded], options)
     checked = list(verdicts)

@@ -13,8 +13,8 @@ from yaml.nodes import Node
 
 from pinguard import sources
 from pinguard.errors import PinguardError
-from pinguard.files import TextFile, UnreadableFile, walk
 from pinguard.helm.judge import Judge, JudgedChart, failure_notice, found_in
+from pinguard.read.files import TextFile, UnreadableFile, walk
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
 
 
@@ -42,7 +42,7 @@ class Scan:
         return [item for scanned in self.files for item in scanned.found]
 
 
-def scan(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS) -> Scan:
+def scan_paths(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
     with quiet_collector():
@@ -66,7 +66,7 @@ def quiet_collector() -> Iterator[None]:
 
 def scan_for_writing(paths: Sequence[str], stderr: TextIO, settings: SourceSettings) -> Scan | None:
     """The scan a writing command needs: every file read, else the errors reported and None."""
-    result = scan(paths, settings)
+    result = scan_paths(paths, settings)
     for error in result.errors:
         print(f"pinguard: {error}", file=stderr)
     if result.errors:

@@ -1,59 +1,18 @@
-"""Span edits, and writing many files so that either all change or none does.
+"""Writing many files so that either all change or none does.
 
-`commit` stages every new file, then renames them all; its journal (`pinguard/journal.py`)
+`commit` stages every new file, then renames them all; its journal (`pinguard/write/journal.py`)
 lets the next writing run finish or undo a commit that a killed run left midway.
 """
 from __future__ import annotations
 
-import difflib
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
-from pinguard.atomic import new_token, stage
 from pinguard.errors import PinguardError
-from pinguard.files import TextFile
-from pinguard.journal import Entry, Journal, sha256_hex, sync_folders
-from pinguard.sources.base import DigestField, Found
-
-
-@dataclass(frozen=True)
-class Edit:
-    start: int
-    end: int
-    text: str
-
-
-def pin_edit(found: Found, digest: str) -> Edit:
-    """The edit that pins one reference to `digest`: the digest field, or `name:tag@digest` in place."""
-    if found.digest_field is not None:
-        return field_edit(found.digest_field, digest)
-    name_and_tag = found.value.partition("@")[0]
-    if found.reference is not None and found.reference.tag is None:
-        name_and_tag += ":latest"  # what the lock resolved; written out so the pin reads back to its entry
-    return Edit(found.span.start, found.span.end, name_and_tag + "@" + digest)
-
-
-def field_edit(field: DigestField, digest: str) -> Edit:
-    """The edit writing `digest` where a digest field (or a tag's `@digest`) goes."""
-    value = digest.partition(":")[2] if field.hex_only else digest
-    return Edit(field.start, field.end, field.prefix + value + field.suffix)
-
-
-def apply(text: str, edits: Iterable[Edit]) -> str:
-    """`text` with every edit made; edits must not overlap (two of the same place are one)."""
-    ordered = sorted(set(edits), key=lambda e: (e.start, e.end))
-    pieces: list[str] = []
-    position = 0
-    for edit in ordered:
-        if edit.start < position:
-            raise PinguardError(f"overlapping edits at character {edit.start}")
-        pieces.append(text[position:edit.start])
-        pieces.append(edit.text)
-        position = edit.end
-    pieces.append(text[position:])
-    return "".join(pieces)
+from pinguard.read.files import TextFile
+from pinguard.write.atomic import new_token, stage
+from pinguard.write.journal import Entry, Journal, sha256_hex, sync_folders
 
 
 def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> None:
@@ -124,14 +83,6 @@ def _target(path: Path, roots: Sequence[Path]) -> Path:
     if path.is_symlink() and not any(real.is_relative_to(root.resolve()) for root in roots):
         raise PinguardError(f"{path}: a symlink to {real}, outside the tree being pinned; nothing was written")
     return real
-
-
-def unified_diff(file: TextFile, text: str) -> list[str]:
-    """What writing `text` over `file` would change, as `diff -u` shows it."""
-    name = file.path.as_posix()
-    lines = difflib.unified_diff(file.text.splitlines(keepends=True), text.splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
-    return [line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines]
 
 
 def tree_roots(paths: Sequence[str]) -> list[Path]:

@@ -36,22 +36,20 @@ Offline commands import this module, so it uses the standard library only.
 """
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pinguard.atomic import write_bytes
 from pinguard.errors import PinguardError
 from pinguard.provenance.model import Build, Evidence, Sbom, Signature
+from pinguard.write.atomic import write_bytes
 
 if TYPE_CHECKING:
     from pinguard.reference import Reference
-    from pinguard.resolve import Resolved
+    from pinguard.resolve.resolved import Resolved
 
 LOCKFILE_VERSION = 1
 
@@ -443,28 +441,3 @@ def write(path: Path, lock: Lock) -> None:
         write_bytes(path, dumps(lock).encode("utf-8"))
     except OSError as exc:
         raise LockfileError(f"{path}: cannot write: {exc.strerror or exc}") from None
-
-
-@contextmanager
-def exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock for a read-modify-write of the lockfile at `path`.
-
-    The lock is an flock on `.<name>.lck` beside the lockfile, not on the lockfile itself:
-    `write` renames a new file over it, and a lock on the old one would guard nothing.
-    The sidecar stays: deleting it would let a waiter lock a file no newcomer sees.
-    """
-    import fcntl  # POSIX only; importing it here keeps `read` working everywhere
-
-    sidecar = path.with_name(f".{path.name}.lck")
-    try:
-        fd = os.open(sidecar, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError as exc:
-        raise LockfileError(f"{sidecar}: cannot create the lock file: {exc.strerror or exc}") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise LockfileError(f"{sidecar}: cannot lock: {exc.strerror or exc}") from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock

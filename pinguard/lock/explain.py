@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pinguard import untrusted_json
 from pinguard.errors import RegistryError
-from pinguard.lockfile import LockEntry
+from pinguard.lock.lockfile import LockEntry
 from pinguard.provenance.changes import differences
 from pinguard.reference import parse
 
