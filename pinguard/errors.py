@@ -1,15 +1,25 @@
 """The one family of expected errors.
 
-`cli.main` turns any `PinguardError` into its message on stderr and status 2;
-anything else is a bug and keeps its traceback.
+`cli.main` turns any `PinguardError` into its lines on stderr and status 2;
+anything else is a bug and keeps its traceback. The core raises them and never
+prints an error itself.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class PinguardError(Exception):
-    """An error the user can act on; its text is the whole message."""
+    """An error the user can act on; its text is the whole message.
+
+    One that several failures lead to (references that did not resolve, files that did not
+    parse) carries them as `details`, a line each, and its message says what came of them:
+    `PinguardError("pinguard.lock left unchanged", details=["redis:7.2: 7.2 not found"])`.
+    """
+
+    def __init__(self, message: str, *, details: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.details = tuple(details)
 
 
 class InvalidReference(PinguardError):

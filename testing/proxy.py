@@ -11,6 +11,9 @@ not followed; the only change is that URLs naming an upstream in `Location`,
 `Link` and `Www-Authenticate` are rewritten to name the proxy, so the client's
 next request (a redirect, the next page, the token) comes back through it.
 Requests are counted by (method, kind), the kind read from the path.
+Connections upstream are kept alive and shared by every client connection, so
+that the proxy's CPU (no TLS handshake a request), on a machine the client
+shares, stays small beside the client's.
 
 Given a `Quota`, the proxy enforces a request rate the way ECR Public does:
 a token bucket per client address (all of loopback is one address here),
@@ -22,17 +25,18 @@ time and whether it was refused, so tests can count requests per second.
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
+import select
+import ssl
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-import requests
-from requests.adapters import HTTPAdapter
+from urllib.parse import urlsplit
 
 TOKEN_PREFIX = "/__token"
 # Per-connection headers (RFC 9110 section 7.6.1) are the proxy's own business, never forwarded.
@@ -102,13 +106,8 @@ class LatencyProxy:
         self.counts: Counter[tuple[str, str]] = Counter()
         self.arrivals: list[Arrival] = []
         self._lock = threading.Lock()
-        self._session = requests.Session()
-        self._session.trust_env = False  # the upstream is local; no environment proxy may intervene
-        self._session.headers.clear()  # forward the client's headers, not requests' defaults
-        self._session.verify = ca_file or True
-        # One pooled connection per concurrent client, like a real client's keep-alive pool.
-        self._session.mount("http://", HTTPAdapter(pool_maxsize=64))
-        self._session.mount("https://", HTTPAdapter(pool_maxsize=64))
+        self._tls = ssl.create_default_context(cafile=ca_file)
+        self._idle: dict[str, list[http.client.HTTPConnection]] = {}  # kept-alive connections upstream, by origin
         self._httpd = _Server(self)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -143,7 +142,11 @@ class LatencyProxy:
         self._httpd.shutdown()
         self._thread.join()
         self._httpd.server_close()
-        self._session.close()
+        with self._lock:
+            idle = [connection for connections in self._idle.values() for connection in connections]
+            self._idle.clear()
+        for connection in idle:
+            connection.close()
 
     def target(self, path: str) -> str:
         """The upstream URL a proxied path stands for."""
@@ -167,19 +170,49 @@ class LatencyProxy:
             self.arrivals.append(Arrival(now, method, path, kind, not admitted))
         return admitted
 
-    def forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> requests.Response:
+    def forward(self, method: str, path: str, headers: dict[str, str],
+                body: bytes) -> tuple[http.client.HTTPResponse, http.client.HTTPConnection]:
+        """The upstream's answer, its body not yet read, and the connection to `give_back` once it is."""
         time.sleep(self.delay)
-        response = self._session.request(
-            method,
-            self.target(path),
-            headers=headers,
-            data=body or None,
-            allow_redirects=False,
-            stream=True,
-            timeout=60,
-        )
+        parts = urlsplit(self.target(path))
+        connection = self._connection(parts.scheme, parts.netloc)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        try:
+            connection.request(method, target, body=body or None, headers=headers)
+            response = connection.getresponse()
+        except BaseException:
+            connection.close()
+            raise
         time.sleep(self.delay)
-        return response
+        return response, connection
+
+    def give_back(self, connection: http.client.HTTPConnection) -> None:
+        """A connection whose last answer was read whole, for the next request to its origin."""
+        with self._lock:
+            self._idle.setdefault(_origin(connection), []).append(connection)
+
+    def _connection(self, scheme: str, netloc: str) -> http.client.HTTPConnection:
+        while True:
+            with self._lock:
+                idle = self._idle.get(f"{scheme}://{netloc}")
+                connection = idle.pop() if idle else None
+            if connection is None:
+                if scheme == "https":
+                    return http.client.HTTPSConnection(netloc, timeout=60, context=self._tls)
+                return http.client.HTTPConnection(netloc, timeout=60)
+            if not _dropped(connection):
+                return connection
+            connection.close()
+
+
+def _origin(connection: http.client.HTTPConnection) -> str:
+    scheme = "https" if isinstance(connection, http.client.HTTPSConnection) else "http"
+    return f"{scheme}://{connection.host}:{connection.port}"
+
+
+def _dropped(connection: http.client.HTTPConnection) -> bool:
+    """Whether a kept-alive connection was closed by the upstream (it is readable while idle)."""
+    return connection.sock is not None and bool(select.select([connection.sock], [], [], 0)[0])
 
 
 def _replace_url(text: str, old: str, new: str) -> str:
@@ -204,6 +237,7 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet; tests read `LatencyProxy.counts`."""
 
+
     def _handle(self) -> None:
         proxy = self.server.proxy
         admitted = proxy.count(self.command, self.path)
@@ -217,32 +251,38 @@ class _Handler(BaseHTTPRequestHandler):
             if k.lower() not in _HOP_BY_HOP | {"host"}:
                 sent[k] = f"{sent[k]}, {v}" if k in sent else v
         try:
-            upstream = proxy.forward(self.command, self.path, sent, body)
-        except requests.RequestException as exc:
-            message = f"proxy: upstream failed: {type(exc).__name__}\n".encode()
-            self._answer(502, {"Content-Type": "text/plain"}, [message], len(message))
+            upstream, connection = proxy.forward(self.command, self.path, sent, body)
+        except (OSError, http.client.HTTPException) as exc:
+            failure = "SSLError" if isinstance(exc, ssl.SSLError) else type(exc).__name__
+            message = f"proxy: upstream failed: {failure}\n".encode()
+            self._answer(502, [("Content-Type", "text/plain")], [message], len(message))
             return
-        with upstream:
-            headers = {
-                k: proxy.rewrite(v) if k.lower() in ("location", "link", "www-authenticate") else v
-                for k, v in upstream.headers.items()
-                if k.lower() not in _HOP_BY_HOP
-            }
-            size = upstream.headers.get("Content-Length")
-            chunks = upstream.raw.stream(65536, decode_content=False)
-            self._answer(upstream.status_code, headers, chunks, int(size) if size else None)
+        headers = [
+            (k, proxy.rewrite(v) if k.lower() in ("location", "link", "www-authenticate") else v)
+            for k, v in upstream.getheaders()
+            if k.lower() not in _HOP_BY_HOP
+        ]
+        size = upstream.getheader("Content-Length")
+        chunks = iter(lambda: upstream.read1(65536), b"")
+        try:
+            self._answer(upstream.status, headers, chunks, int(size) if size else None)
+            upstream.read()  # what the answer did not need (a HEAD's nothing): the connection is free again
+        except BaseException:
+            connection.close()  # left mid-answer
+            raise
+        proxy.give_back(connection)
 
     def _throttle(self, proxy: LatencyProxy) -> None:
         time.sleep(2 * proxy.delay)  # a refusal is still a round trip
-        headers = {"Content-Type": "application/json"}
+        headers = [("Content-Type", "application/json")]
         if proxy.quota is not None and proxy.quota.retry_after is not None:
-            headers["Retry-After"] = str(proxy.quota.retry_after)
+            headers.append(("Retry-After", str(proxy.quota.retry_after)))
         self._answer(429, headers, [THROTTLED_BODY], len(THROTTLED_BODY))
 
-    def _answer(self, status: int, headers: dict[str, str], chunks: Any, size: int | None) -> None:
+    def _answer(self, status: int, headers: list[tuple[str, str]], chunks: Any, size: int | None) -> None:
         """Send the answer; a body of unknown size goes chunked."""
         self.send_response(status)
-        for name, value in headers.items():
+        for name, value in headers:
             if name.lower() != "content-length":
                 self.send_header(name, value)
         chunked = size is None and self.command != "HEAD" and status not in (204, 304)

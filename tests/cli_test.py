@@ -3,12 +3,14 @@ from __future__ import annotations
 import io
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from pinguard import __version__
 from pinguard.cli import main
+from pinguard.policy.model import Policy
 
 HEAVY = ("requests", "urllib3", "boto3", "botocore", "kubernetes", "ray", "torch", "transformers", "sigstore",
          "cryptography")
@@ -19,6 +21,10 @@ def test_the_command_line_front_imports_nothing_heavy() -> None:
     code = "import sys, pinguard.cli; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+    # what only some commands use is imported by them: parsing the command line reads no YAML, no file kind,
+    # no cache
+    assert [name for name in loaded if name in ("yaml", "pinguard.registry.cache", "pinguard.sources.base",
+                                                "pinguard.resolve.settings", "pinguard.policy.load")] == []
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -92,3 +98,121 @@ def test_a_policy_nested_ten_thousand_deep_is_a_clear_error(tmp_path: Path) -> N
     assert main(["check", "--policy", str(policy), str(tmp_path)], env={}, stdout=io.StringIO(), stderr=err) == 2
     assert err.getvalue().startswith(f"pinguard: error: invalid policy {policy}: ")
     assert "Traceback" not in err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["check", "--rate", "foo=1", "--mirror", "a=https://b", "--platform", "linux/arm64", "-j", "3", "."],
+        ["scan", "--timeout", "3", "."],
+        ["scan", "--lockfile", "other.lock", "."],
+        ["resolve", "--lockfile", "other.lock", "nginx:1.25"],
+        ["export", "admission", "--platform", "linux/arm64"],
+        ["audit", "--mirror", "docker.io=https://mirror.example"],
+        ["run", "--timeout", "60", "job.yaml"],  # its watch is --watch-timeout; --timeout is the registry deadline
+        ["post-render", "-v"],
+    ],
+    ids=["check-registry-flags", "scan-timeout", "scan-lockfile", "resolve-lockfile", "export-platform",
+         "audit-mirror", "run-timeout", "post-render-verbose"],
+)
+def test_a_flag_the_command_would_ignore_is_refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """A flag that means nothing to a command would pass a CI gate with a typo in it: it is a usage error."""
+    with pytest.raises(SystemExit) as stopped:
+        main(args, env={}, stdout=io.StringIO(), stderr=io.StringIO())
+    assert stopped.value.code == 2
+    assert "unrecognized arguments: " in capsys.readouterr().err
+
+
+POD = "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: busybox:1.36\n"
+
+
+def test_pin_takes_registry_options_only_with_resolve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("pod.yaml").write_text(POD)
+    err = io.StringIO()
+    args = ["pin", "--mirror", "docker.io=https://mirror.example", "--platform", "linux/arm64", "-v", "pod.yaml"]
+    assert main(args, env={}, stdout=io.StringIO(), stderr=err) == 2
+    assert err.getvalue() == ("pinguard: error: --mirror, --platform, --verbose: only with --resolve, which reaches "
+                              "registries\n")
+    assert Path("pod.yaml").read_text() == POD and not Path("pinguard.lock").exists()
+    err = io.StringIO()  # with --resolve they count: this one is checked before anything is asked
+    assert main(["pin", "--resolve", "-j", "0", "pod.yaml"], env={}, stdout=io.StringIO(), stderr=err) == 2
+    assert err.getvalue() == "pinguard: error: --jobs must be at least 1\n"
+
+
+def test_an_error_of_several_failures_says_each_then_what_came_of_them(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("pod.yaml").write_text(POD)
+    for name in ("a.yaml", "b.yaml"):
+        Path(name).write_bytes(b"kind: Pod\nimage: caf\xe9\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["pin", "."], env={}, stdout=out, stderr=err) == 2
+    *failures, last = err.getvalue().splitlines()
+    assert failures == [f"pinguard: {name}:1:1: not UTF-8 text (byte 20 is invalid)" for name in ("a.yaml", "b.yaml")]
+    assert last == "pinguard: nothing written: fix the files above first"
+    assert out.getvalue() == "" and Path("pod.yaml").read_text() == POD
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded"),
+    [
+        (["check", "pod.yaml"], [([], "default", True)]),
+        (["run", "--dry-run", "pod.yaml"], [([], "aws-dlc", False)]),  # the gate's preset, never .pinguard.yaml
+        (["run", "--dry-run", "--policy", "default", "pod.yaml"], [([Path("default")], "aws-dlc", False)]),
+        (["scan", "pod.yaml"], []),  # offline, none named nor at hand: none loaded
+        (["pin", "--dry-run", "pod.yaml"], []),
+        (["pin", "--dry-run", "--policy", "aws-dlc", "pod.yaml"], [([Path("aws-dlc")], "default", True)]),
+        (["pin", "--resolve", "--dry-run", "empty.yaml"], [([], "default", True)]),  # reaching registries: one
+        (["export", "admission"], []),
+    ],
+)
+def test_the_policy_is_loaded_once_under_the_command_default(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+        loaded: list[tuple[list[Path], str, bool]]) -> None:
+    from pinguard.policy import load
+
+    monkeypatch.chdir(tmp_path)
+    Path("pod.yaml").write_text(POD)
+    Path("empty.yaml").write_text("kind: ConfigMap\n")
+    asked: list[tuple[list[Path], str, bool]] = []
+    real = load.for_command
+
+    def for_command(named: Sequence[Path], default: str = "default", *, project: bool = True) -> Policy:
+        asked.append((list(named), default, project))
+        return real(named, default, project=project)
+
+    monkeypatch.setattr(load, "for_command", for_command)
+    main(args, env={"HOME": str(tmp_path)}, stdout=io.StringIO(), stderr=io.StringIO())
+    assert asked == loaded
+
+
+def test_the_project_policy_counts_for_offline_commands_when_at_hand(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("pod.yaml").write_text(POD)
+    Path(".pinguard.yaml").write_text("rules: {no-such-rule: error}\n")
+    for command in ("scan", "pin", "check"):
+        err = io.StringIO()
+        assert main([command, "pod.yaml"], env={}, stdout=io.StringIO(), stderr=err) == 2, command
+        assert err.getvalue().startswith("pinguard: error: invalid policy .pinguard.yaml: ")
+    err = io.StringIO()  # `run`'s gate reads its preset, not the project's: it gets as far as the lock
+    assert main(["run", "--dry-run", "pod.yaml"], env={}, stdout=io.StringIO(), stderr=err) == 2
+    assert err.getvalue() == "pinguard: error: pinguard.lock: no locked images: run `pinguard lock` first\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "default"),
+    [
+        ("check", "default: .pinguard.yaml if present, else the `default` preset)"),
+        ("lock", "default: .pinguard.yaml if present, else the `default` preset)"),
+        ("run", "default: the `aws-dlc` preset)"),
+        ("scan", "default: .pinguard.yaml if present, else none)"),
+        ("pin", "default: .pinguard.yaml if present, else none; with --resolve, else the `default` preset)"),
+    ],
+)
+def test_the_policy_option_names_the_command_default(command: str, default: str,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert default in " ".join(capsys.readouterr().out.split())

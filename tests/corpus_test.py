@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import sources
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.read.paths import Scan, ScannedFile, scan_paths
 from pinguard.reference import Reference
+from pinguard.sources import kinds
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply, pin_edit
 from testing import lockdata
@@ -140,7 +140,7 @@ def _outside(old: str, new: str, edits: list[Edit]) -> tuple[str, str]:
 def test_every_file_scans_without_error(pinned: Pinned) -> None:
     assert pinned.before.errors == [], "\n".join(pinned.before.errors)
     scanned = {f.file.path.as_posix() for f in pinned.before.files}
-    assert scanned == {path for path in pinned.pristine if sources.may_hold_images(Path(path).name)}
+    assert scanned == {path for path in pinned.pristine if kinds.may_hold_images(Path(path).name)}
     assert "SOURCES.md" not in scanned and "aws-dlc/dlc-docs-ray-ec2.md" not in scanned
 
 
@@ -322,7 +322,7 @@ def test_second_pin_changes_nothing(pinned: Pinned) -> None:
 
 
 def test_only_files_that_may_hold_images_are_written(pinned: Pinned) -> None:
-    others = [path for path in pinned.pristine if not sources.may_hold_images(os.path.basename(path))]
+    others = [path for path in pinned.pristine if not kinds.may_hold_images(os.path.basename(path))]
     assert "SOURCES.md" in others and "aws-dlc/dlc-docs-vllm-eks.md" in others
     for path in others:
         assert pinned.second[path] == pinned.first[path] == pinned.pristine[path], path

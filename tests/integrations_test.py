@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard import sources
 from pinguard.lock import lockfile
 from pinguard.read.paths import scan_paths
+from pinguard.sources import kinds
 from testing.lockdata import lock_for
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +94,7 @@ NAMES = [
 def test_hook_files_are_the_names_pinguard_reads(hook_id: str) -> None:
     pattern = re.compile(_hooks()[hook_id]["files"])  # pre-commit searches the path from the repository root
     assert {name: bool(pattern.search(name)) for name in NAMES} == {
-        name: sources.may_hold_images(PurePosixPath(name).name) for name in NAMES
+        name: kinds.may_hold_images(PurePosixPath(name).name) for name in NAMES
     }
 
 

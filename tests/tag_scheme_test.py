@@ -33,7 +33,8 @@ tags:
 def _run(args: list[str], proxy: LatencyProxy, work: Path) -> tuple[int, str]:
     out, err = io.StringIO(), io.StringIO()
     env = {"HOME": str(work / "home"), "PINGUARD_CACHE_DIR": str(work / "cache")}
-    status = main([*args, "--mirror", f"public.ecr.aws={proxy.url}", *UNPACED], env=env, stdout=out, stderr=err)
+    flags = ["--mirror", f"public.ecr.aws={proxy.url}", *UNPACED] if args[0] == "lock" else []  # check: offline
+    status = main([*args, *flags], env=env, stdout=out, stderr=err)
     return status, out.getvalue() + err.getvalue()
 
 

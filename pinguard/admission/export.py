@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
-from pinguard.admission import EXEMPT_NAMESPACE, LAYOUT_LABEL, PARAMS_NAMESPACE, SCOPE_LABEL, Source, kyverno, vap
+from pinguard.admission import kyverno, vap
 from pinguard.admission.kinds import KindGroup, custom
+from pinguard.admission.objects import EXEMPT_NAMESPACE, LAYOUT_LABEL, PARAMS_NAMESPACE, SCOPE_LABEL, Source
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from pinguard.admission import Source
+from pinguard.admission.objects import Source
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.lock.lockfile import LockEntry
 from pinguard.reference import parse

@@ -47,7 +47,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pinguard.admission import (
+from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
+from pinguard.admission.objects import (
     EXEMPT_NAMESPACE,
     LAYOUT_LABEL,
     NAME,
@@ -58,7 +59,6 @@ from pinguard.admission import (
     labels,
     object_name,
 )
-from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 from pinguard.admission.params import CLASS, CLASSES, FROM, KEY_ESCAPES, NAME_ALPHABET, TO, Cell, cells
 
 API_VERSION = "admissionregistration.k8s.io/v1"

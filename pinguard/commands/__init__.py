@@ -1,1 +1,2 @@
-"""One module per subcommand; each exports a function of the same name returning the exit status."""
+"""One module per subcommand, each exporting a function of the same name that returns the exit status; `options`
+holds what the command line hands them all."""

@@ -11,23 +11,20 @@ sidecars is reported, 0 otherwise.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from pathlib import Path
 
+from pinguard.commands.options import Options
 from pinguard.launch.cluster import connect
 from pinguard.launch.pods import containers, judge
 from pinguard.lock import lockfile
-from pinguard.options import Options
-from pinguard.policy import for_command
+from pinguard.policy.model import Policy
 
 
-def audit(options: Options, *, namespace: str | None = None, all_namespaces: bool = False,
-          fmt: str = "text", policies: Sequence[Path] = ()) -> int:
+def audit(options: Options, policy: Policy, *, namespace: str | None = None, all_namespaces: bool = False,
+          fmt: str = "text") -> int:
     lock = lockfile.read(options.lockfile)
-    sidecars = for_command(policies).sidecars
     kube = connect(options.env)
     pods = kube.pods(None if all_namespaces else namespace or kube.namespace)
-    judged = [judge(pod, lock, sidecars) for pod in pods]
+    judged = [judge(pod, lock, policy.sidecars) for pod in pods]
     reports = [report for verdict in judged for report in verdict.problems]
     allowed = [report for verdict in judged for report in verdict.allowed]
     counted = sum(1 for pod in pods for _ in containers(pod))

@@ -7,21 +7,19 @@ file, the lockfile or a policy cannot be read (every other file still checked).
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 from pathlib import Path
 
+from pinguard.commands.options import Options
 from pinguard.findings import ERROR
-from pinguard.options import Options
-from pinguard.policy import for_command
+from pinguard.policy.model import Policy
 from pinguard.policy.run import lint
-from pinguard.report import FORMATS
+from pinguard.report.formats import FORMATS
 from pinguard.write.atomic import write_output
 
 
-def check(paths: list[str], options: Options, *, policies: list[Path], fmt: str = "text",
-          output: Path | None = None, strict: bool = False) -> int:
-    policy = for_command(policies)
-    result = lint(paths, replace(policy, sources=options.sources_over(policy.sources)), options.lockfile)
+def check(paths: list[str], options: Options, policy: Policy, *, fmt: str = "text", output: Path | None = None,
+          strict: bool = False) -> int:
+    result = lint(paths, policy, options.lockfile)
     for error in result.errors:
         print(f"pinguard: {error}", file=options.stderr)
     rendered = io.StringIO()

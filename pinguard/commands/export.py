@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pinguard.admission import MODES, namespaces
 from pinguard.admission.export import FORMATS, read_source, render
+from pinguard.admission.objects import MODES, namespaces
+from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
-from pinguard.options import Options
 from pinguard.write.atomic import write_output
 
 

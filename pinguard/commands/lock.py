@@ -7,16 +7,19 @@ one) unless `--allow-empty`; any failure leaves the old lockfile byte-identical 
 """
 from __future__ import annotations
 
+from pinguard.commands.options import Options
 from pinguard.lock.sync import sync_lock
-from pinguard.options import Options
 from pinguard.read.paths import scan_for_writing
+from pinguard.resolve.settings import OnlineSettings
+from pinguard.sources.base import SourceSettings
 
 
-def lock(paths: list[str], options: Options, *, allow_empty: bool = False) -> int:
-    result = scan_for_writing(paths, options.stderr, options.sources)
-    locked = None if result is None else sync_lock(result, options, paths, allow_empty=allow_empty)
-    if locked is None:
-        return 2
+def lock(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *, mismatch: str,
+         allow_empty: bool = False) -> int:
+    result = scan_for_writing(paths, sources)
+    locked = sync_lock(result, options.lockfile, online, mismatch=mismatch, paths=paths, allow_empty=allow_empty)
+    for warning in locked.warnings:
+        print(f"pinguard: warning: {warning}", file=options.stderr)
     if not options.quiet:
         options.stdout.writelines(locked.lines(options.lockfile))
     return 0

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import BinaryIO, TextIO
 
+from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
 from pinguard.findings import shown
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, locked_key
-from pinguard.options import Options
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose

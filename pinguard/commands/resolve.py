@@ -6,16 +6,18 @@ digest that tag does not point to (said on stderr, whatever the format); else 0.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
+from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
-from pinguard.options import Options
 from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference, parse
 from pinguard.resolve.online import resolve_references
 from pinguard.resolve.resolved import Resolved, failure_lines
+from pinguard.resolve.settings import OnlineSettings
 
 
-def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:
+def resolve(texts: list[str], options: Options, online: OnlineSettings, *, fmt: str = "text") -> int:
     references: list[Reference] = []
     failed = False
     for text in texts:
@@ -24,7 +26,7 @@ def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:
         except PinguardError as exc:
             print(f"pinguard: {exc}", file=options.stderr)
             failed = True
-    outcomes = resolve_references(references, options)
+    outcomes = resolve_references(references, online)
     for line in failure_lines(outcomes):
         print(f"pinguard: {line}", file=options.stderr)
         failed = True
@@ -37,13 +39,13 @@ def resolve(texts: list[str], options: Options, *, fmt: str = "text") -> int:
         options.stdout.write("\n")
     else:
         for item in resolved:
-            options.stdout.write(_text(item, options))
+            options.stdout.write(_text(item, options.quiet, online.registry.mirrors))
     return 2 if failed else 1 if unserved else 0
 
 
-def _text(item: Resolved, options: Options) -> str:
+def _text(item: Resolved, quiet: bool, mirrors: Mapping[str, str]) -> str:
     pinned = f"{item.name}:{item.tag}@{item.digest}" if item.tag else f"{item.name}@{item.digest}"
-    if options.quiet:
+    if quiet:
         return pinned + "\n"
     lines = [pinned, f"  media type  {item.media_type} ({item.size} bytes)"]
     kind = item.tag_kind.value
@@ -59,8 +61,8 @@ def _text(item: Resolved, options: Options) -> str:
     if item.evidence is not None:
         lines.extend(_evidence_lines(item.evidence))
     registry = item.name.split("/", 1)[0]
-    if registry in options.registry.mirrors:
-        lines.append(f"  served by   {options.registry.mirrors[registry]} (mirror for {registry})")
+    if registry in mirrors:
+        lines.append(f"  served by   {mirrors[registry]} (mirror for {registry})")
     return "\n".join(lines) + "\n"
 
 

@@ -1,6 +1,6 @@
 """`pinguard run MANIFEST`: launch a Ray job only against the locked image, and confirm what its pods ran.
 
-The manifest passes `check` (default policy: the `aws-dlc` preset) or nothing is
+The manifest passes `check` under the policy it is given (by default the `aws-dlc` preset) or nothing is
 launched (exit 1, the findings printed). Then the RayJob or RayCluster is rendered with
 every image at its locked digest and marked for the in-pod guard; `--dry-run` prints
 it, `--local` runs its entrypoint here on CPU, and otherwise it is submitted and its
@@ -14,31 +14,36 @@ so the API server itself refuses any pod there whose image the lock does not hol
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pinguard.admission import Source
 from pinguard.admission.export import render as render_admission
+from pinguard.admission.objects import Source
+from pinguard.commands.options import DEFAULT_WATCH, Options
 from pinguard.errors import PinguardError
 from pinguard.launch.gate import Gated, gate
 from pinguard.launch.render import render
-from pinguard.options import Options
+from pinguard.policy.model import Policy
+from pinguard.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from pinguard.launch.cluster import JobSubmitter
 
 
-def run(manifest: str, options: Options, *, policies: Sequence[Path] = (), dry_run: bool = False,
-        local: bool = False, namespace: str | None = None, timeout: float = 3600.0, poll: float = 2.0,
+def run(manifest: str, options: Options, policy: Policy, *, dry_run: bool = False, local: bool = False,
+        namespace: str | None = None, watch_timeout: float = DEFAULT_WATCH, poll: float = 2.0,
         submitter: JobSubmitter | None = None, admission: bool = False) -> int:
-    if timeout <= 0:
-        raise PinguardError("--timeout must be more than 0 seconds")
+    if watch_timeout <= 0:
+        raise PinguardError("--watch-timeout must be more than 0 seconds")
     if admission and local:
         raise PinguardError("--admission makes a cluster enforce the lock; --local runs nothing there")
-    gated = gate(manifest, options, policies)
-    if gated is None:
+    gated = gate(manifest, options.lockfile, policy)
+    if not gated.passed:
+        FORMATS["text"](gated.findings, options.stdout)
+        print(f"pinguard: {manifest}: refused: nothing was launched; fix the errors above", file=options.stderr)
         return 1
+    if gated.findings and not options.quiet:
+        FORMATS["text"](gated.findings, options.stderr)  # warnings; stdout may be the rendered YAML
     job = render(gated, namespace)
     source = _source(gated, options) if admission else None
     if dry_run:
@@ -52,11 +57,12 @@ def run(manifest: str, options: Options, *, policies: Sequence[Path] = (), dry_r
     if local:
         from pinguard.launch.local import run_local
 
-        return run_local(job, Path(manifest), options)
+        return run_local(job, Path(manifest), options.env, options.stderr)
     from pinguard.launch.cluster import launch  # the kubernetes client: only when a cluster is reached
 
-    return launch(job, gated.lock, options, timeout=timeout, poll=poll, submitter=submitter, admission=source,
-                  sidecars=gated.sidecars)
+    return launch(job, gated.lock, options.env, progress=None if options.quiet else options.stdout,
+                  stderr=options.stderr, timeout=watch_timeout, poll=poll, submitter=submitter, admission=source,
+                  sidecars=policy.sidecars)
 
 
 def _source(gated: Gated, options: Options) -> Source:

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import json
 
+from pinguard.commands.options import Options
 from pinguard.findings import shown
-from pinguard.options import Options
 from pinguard.read.paths import each_file, quiet_collector
-from pinguard.sources.base import Found
+from pinguard.sources.base import Found, SourceSettings
 
 
-def scan(paths: list[str], options: Options, *, fmt: str = "text") -> int:
+def scan(paths: list[str], options: Options, sources: SourceSettings, *, fmt: str = "text") -> int:
     errors: list[str] = []
     with quiet_collector():  # one file at a time: only the references are kept, not every file's text
-        found = [item for scanned in each_file(paths, errors, options.sources) for item in scanned.found]
+        found = [item for scanned in each_file(paths, errors, sources) for item in scanned.found]
     for error in errors:
         print(f"pinguard: {error}", file=options.stderr)
     if fmt == "json":  # one reference a line: readable, diffable, and quick to write for thousands

@@ -7,20 +7,25 @@ from __future__ import annotations
 
 import json
 
+from pinguard.commands.options import Options
+from pinguard.copy.verify import CopyCheck, verify_copies
 from pinguard.errors import DeadlinePassed
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
-from pinguard.options import Options
 from pinguard.resolve.online import open_client
+from pinguard.resolve.settings import OnlineSettings
 
 
-def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) -> int:
-    entries = list(read_lock(options.lockfile))
-    with open_client(options) as client:
-        verdicts = verify_with_progress(entries, client, options)
+def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_on_moved: bool = False,
+           copies: bool = False) -> int:
+    lock = read_lock(options.lockfile)
+    with open_client(online) as client:
+        verdicts = verify_with_progress(list(lock), client, online)
+        copied = verify_copies(client, lock, online.registry.workers) if copies else None
     counts = {status.value: sum(v.status is status for v in verdicts) for status in Status}
     if fmt == "json":
-        json.dump({"entries": [v.to_json() for v in verdicts], "summary": {"total": len(verdicts), **counts}},
-                  options.stdout, indent=2)
+        copy_report = {} if copied is None else {"copies": {"checked": copied.checked, "problems": copied.problems}}
+        json.dump({"entries": [v.to_json() for v in verdicts], "summary": {"total": len(verdicts), **counts},
+                   **copy_report}, options.stdout, indent=2)
         options.stdout.write("\n")
     else:
         for verdict in verdicts:
@@ -32,13 +37,24 @@ def verify(options: Options, *, fmt: str = "text", fail_on_moved: bool = False) 
             counted = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
             entries_text = f"{len(verdicts)} entr{'y' if len(verdicts) == 1 else 'ies'}"
             print(f"{options.lockfile}: {entries_text}" + (f": {counted}" if counted else ""), file=options.stdout)
+        if copied is not None:
+            _print_copies(copied, options)
     for line in deadline_lines(verdicts):
         print(f"pinguard: error: {line}", file=options.stderr)
     if counts[Status.ERROR]:
         return 2
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or counts[Status.UNSERVED] or (
-        fail_on_moved and counts[Status.MOVED]) or any(verdict.provenance for verdict in verdicts)
+        fail_on_moved and counts[Status.MOVED]) or any(verdict.provenance for verdict in verdicts) or (
+        copied is not None and copied.problems)
     return 1 if failed else 0
+
+
+def _print_copies(copied: CopyCheck, options: Options) -> None:
+    for problem in copied.problems:
+        print(f"copy     {problem}", file=options.stdout)
+    if not options.quiet:
+        failing = f": {len(copied.problems)} problems" if copied.problems else ": each serves every digest"
+        print(f"{copied.checked} cop{'y' if copied.checked == 1 else 'ies'} checked" + failing, file=options.stdout)
 
 
 def _text(verdict: Verdict) -> str:

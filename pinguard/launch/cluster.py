@@ -19,17 +19,17 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TextIO
 
 from pinguard import untrusted_json
-from pinguard.admission import Source, vap
+from pinguard.admission import vap
+from pinguard.admission.objects import Source
 from pinguard.errors import PinguardError
 from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
 from pinguard.launch.pods import Report, containers, judge, started
 from pinguard.launch.render import GROUP, IMAGE_ANNOTATION, LOCK_ANNOTATION, Job
 from pinguard.lock.lockfile import Lock
-from pinguard.options import Options
-from pinguard.policy import Sidecar
+from pinguard.policy.model import Sidecar
 
 try:
     import urllib3
@@ -191,15 +191,17 @@ class _Launched:
     job: Job
     namespace: str
     name: str
-    options: Options
+    env: Mapping[str, str]
+    progress: TextIO | None  # where the watch says how it goes; None: -q
+    stderr: TextIO  # where it says what went wrong
 
     @property
     def what(self) -> str:
         return f"{self.job.kind} {self.namespace}/{self.name}"
 
     def say(self, message: str) -> None:
-        if not self.options.quiet:
-            print(message, file=self.options.stdout, flush=True)
+        if self.progress is not None:
+            print(message, file=self.progress, flush=True)
 
 
 class _Target(Protocol):
@@ -274,8 +276,8 @@ class _RayCluster:
 
     def _address(self) -> str:
         """The head service's dashboard; RAY_ADDRESS instead, for a cluster reached through a port-forward."""
-        if self.launched.options.env.get("RAY_ADDRESS"):
-            return self.launched.options.env["RAY_ADDRESS"]
+        if self.launched.env.get("RAY_ADDRESS"):
+            return self.launched.env["RAY_ADDRESS"]
         launched = self.launched
         head = (launched.kube.get(launched.job, launched.namespace, launched.name).get("status") or {}).get("head")
         service = (head or {}).get("serviceName") or f"{launched.name}-head-svc"  # KubeRay's name for it
@@ -286,37 +288,38 @@ def _is_head(pod: Mapping[str, Any]) -> bool:
     return bool((pod.get("metadata") or {}).get("labels", {}).get("ray.io/node-type") == "head")
 
 
-def launch(job: Job, lock: Lock, options: Options, *, timeout: float, poll: float,
-           submitter: JobSubmitter | None = None, admission: Source | None = None,
+def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: TextIO | None, stderr: TextIO, timeout: float,
+           poll: float, submitter: JobSubmitter | None = None, admission: Source | None = None,
            sidecars: Sequence[Sidecar] = ()) -> int:
-    """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why.
+    """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why
+    on `stderr`. How it goes is said on `progress`, when given.
 
     With `admission`, the lock is applied as a ValidatingAdmissionPolicy bound to the job's namespace first.
     """
-    kube = connect(options.env)
+    kube = connect(env)
     namespace = job.namespace or kube.namespace
     job.body["metadata"]["namespace"] = namespace
     if admission is not None:
-        _admit_only_the_lock(kube, admission, namespace, options)
+        _admit_only_the_lock(kube, admission, namespace, progress)
     created = kube.create(job, namespace)
-    launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), options)
+    launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), env, progress, stderr)
     launched.say(f"created {launched.what} on {kube.host}")
     target: _Target = _RayJob(launched) if job.kind == "RayJob" else _RayCluster(launched, submitter or RaySubmitter())
     return _watch(launched, target, lock, timeout, poll, sidecars)
 
 
-def _admit_only_the_lock(kube: Kube, source: Source, namespace: str, options: Options) -> None:
+def _admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: TextIO | None) -> None:
     """Apply the params, the policy and a binding to `namespace`, in that order: no moment denies every pod."""
     for body in vap.objects(source, (namespace,), "deny"):
         kube.apply(body)
-        if not options.quiet:
+        if progress is not None:
             where = f"{body['metadata']['namespace']}/" if "namespace" in body["metadata"] else ""
-            print(f"applied {body['kind']} {where}{body['metadata']['name']}", file=options.stdout, flush=True)
+            print(f"applied {body['kind']} {where}{body['metadata']['name']}", file=progress, flush=True)
 
 
 def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float,
            sidecars: Sequence[Sidecar] = ()) -> int:
-    stderr = launched.options.stderr
+    stderr = launched.stderr
     deadline = time.monotonic() + timeout
     declared = _declared(launched.job)
     confirmed: set[str] = set()
@@ -361,7 +364,7 @@ def _pods(launched: _Launched, cluster: str, submitter: str | None) -> list[dict
 
 
 def _stop(launched: _Launched, problems: Sequence[Report]) -> int:
-    stderr = launched.options.stderr
+    stderr = launched.stderr
     for report in problems:
         print(f"pinguard: {report}", file=stderr)
     launched.kube.delete(launched.job, launched.namespace, launched.name)
@@ -387,10 +390,10 @@ def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int, 
                      f"-n {launched.namespace}` removes it")
     if confirmed < expected:
         print(f"pinguard: {launched.what} ended {status}{detail}, but only {confirmed} of {expected} pods were seen "
-              "running the locked image before they went: what ran is not confirmed", file=launched.options.stderr)
+              "running the locked image before they went: what ran is not confirmed", file=launched.stderr)
         return 1
     if status != "SUCCEEDED":
-        print(f"pinguard: {launched.what} ended {status}{detail}", file=launched.options.stderr)
+        print(f"pinguard: {launched.what} ended {status}{detail}", file=launched.stderr)
         return 1
     besides = f", besides {allowed} sidecar{'s' if allowed > 1 else ''} the policy allows" if allowed else ""
     launched.say(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images{besides}")

@@ -14,11 +14,12 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TextIO
 
 from pinguard.errors import PinguardError
 from pinguard.launch.render import Job
-from pinguard.options import Options
 
 LOCAL_PATHS_ANNOTATION = "pinguard.dev/local-paths"
 # Appended, so that they win: the training program reads its flags with argparse, where the last one counts.
@@ -41,8 +42,8 @@ def command(job: Job, storage: str) -> str:
     return f"{entrypoint}{OVERRIDES} --storage_path {shlex.quote(storage)}"
 
 
-def run_local(job: Job, manifest: Path, options: Options) -> int:
-    """Run the job's entrypoint locally; its exit status."""
+def run_local(job: Job, manifest: Path, env: Mapping[str, str], stderr: TextIO) -> int:
+    """Run the job's entrypoint locally, saying so on `stderr`; its exit status."""
     folder = manifest.resolve().parent
     root = next((p for p in (folder, *folder.parents) if (p / "training").is_dir()), None)
     if root is None:
@@ -50,9 +51,8 @@ def run_local(job: Job, manifest: Path, options: Options) -> int:
     storage = tempfile.mkdtemp(prefix="pinguard-local-")  # kept: the run's checkpoints and metrics are there
     line = command(job, storage)
     print("pinguard: --local: no container image is enforced locally (nor the runtime_env applied): the entrypoint "
-          f"runs with this Python, {sys.executable}", file=options.stderr)
-    print(f"pinguard: running in {root}: {line}", file=options.stderr)
-    options.stderr.flush()
-    env = {**options.env, "PATH": os.pathsep.join(filter(None, (str(Path(sys.executable).parent),
-                                                                options.env.get("PATH"))))}
-    return subprocess.run(line, shell=True, cwd=root, env=env, check=False).returncode
+          f"runs with this Python, {sys.executable}", file=stderr)
+    print(f"pinguard: running in {root}: {line}", file=stderr)
+    stderr.flush()
+    path = os.pathsep.join(filter(None, (str(Path(sys.executable).parent), env.get("PATH"))))
+    return subprocess.run(line, shell=True, cwd=root, env={**env, "PATH": path}, check=False).returncode

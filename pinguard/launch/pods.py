@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from pinguard.errors import InvalidReference
 from pinguard.launch.guards import image_id_digest
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.policy import Sidecar
+from pinguard.policy.model import Sidecar
 from pinguard.reference import Reference, parse
 
 UNPINNED = "unpinned"

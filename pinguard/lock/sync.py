@@ -16,21 +16,22 @@ from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.exclusive import exclusive
 from pinguard.lock.lockfile import LockEntry, locked_key
-from pinguard.options import Options
 from pinguard.policy.rules import tag_digest_mismatch
 from pinguard.read.paths import Scan, paths_without_references
 from pinguard.reference import Reference
 from pinguard.resolve.resolved import Resolved, failure_lines
+from pinguard.resolve.settings import OnlineSettings
 from pinguard.sources.base import Found
 
 
 @dataclass(frozen=True)
 class LockUpdate:
-    """What `sync_lock` did: the entries it resolved and added, how many it kept and dropped."""
+    """What `sync_lock` did: the entries it resolved and added, how many it kept and dropped, and what it warns of."""
 
     new: tuple[LockEntry, ...]
     kept: int
     dropped: int
+    warnings: tuple[str, ...] = ()  # digests written beside a tag that points elsewhere, locked as the policy says
 
     def lines(self, path: Path) -> list[str]:
         """What `lock` and `pin --resolve` say of it."""
@@ -38,45 +39,41 @@ class LockUpdate:
         return [*locked, f"{path}: {len(self.new)} new, {self.kept} kept, {self.dropped} dropped\n"]
 
 
-def sync_lock(result: Scan, options: Options, paths: Sequence[str] = (), *,
-                    allow_empty: bool = False) -> LockUpdate | None:
-    """Bring the lockfile in line with what `result` (the scan of `paths`) references; None (and nothing
-    written) on failure.
+def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: str = tag_digest_mismatch.REFUSE,
+              paths: Sequence[str] = (), allow_empty: bool = False) -> LockUpdate:
+    """Bring the lockfile at `path` in line with what `result` (the scan of `paths`) references.
 
-    Each reference that could not be resolved is reported on `options.stderr`. Entries are dropped
-    only when every path named holds some image reference, unless `allow_empty`: a path that holds
-    none is more likely wrong than emptied (a PinguardError).
+    On failure nothing is written, and the PinguardError names each reference that could not be
+    resolved. Entries are dropped only when every path named holds some image reference, unless
+    `allow_empty`: a path that holds none is more likely wrong than emptied. `mismatch` is what the
+    policy says to lock for a digest written beside a tag that points elsewhere (rule
+    tag-digest-mismatch, option `lock`).
     """
-    with exclusive(options.lockfile):
-        current, text = lockfile.read_with_text(options.lockfile)
+    unchanged = f"{path} left unchanged"
+    with exclusive(path):
+        current, text = lockfile.read_with_text(path)
         wanted = _wanted(result)
-        kept = current.only(wanted.keys())
+        kept = current.referenced(wanted.keys())
         dropped = len(current) - len(kept)
         if dropped and not allow_empty:
-            _refuse_to_drop(paths_without_references(paths, result), dropped, options)
+            _refuse_to_drop(paths_without_references(paths, result), dropped, path)
         missing = [found for key, found in wanted.items() if current.get(*key) is None]
-        new_entries = _resolve(missing, result, options)
-        if new_entries is None:
-            return None
+        new_entries, warnings = _resolve(missing, result, settings, mismatch, unchanged)
         updated = kept.with_entries(new_entries)
-        if options.provenance:  # entries locked without it (or before it named subjects) are looked at now
+        if settings.provenance:  # entries locked without it (or before it named subjects) are looked at now
             unchecked = [entry for entry in updated if entry.evidence is None or entry.evidence.outdated]
-            checked = _with_provenance(unchecked, options)
-            if checked is None:
-                return None
-            updated = updated.with_entries(checked)
+            updated = updated.with_entries(_with_provenance(unchecked, settings, unchanged))
         if lockfile.dumps(updated) != text:
-            lockfile.write(options.lockfile, updated)
-    return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped)
+            lockfile.write(path, updated)
+    return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped, tuple(warnings))
 
 
-def _refuse_to_drop(empty: list[str], dropped: int, options: Options) -> None:
+def _refuse_to_drop(empty: list[str], dropped: int, path: Path) -> None:
     """Stop a run that would drop entries while a path it was given holds no image reference."""
     if empty:
         entries = f"{dropped} entr{'y' if dropped == 1 else 'ies'}"
         raise PinguardError(f"{', '.join(empty)}: no image reference found there, and locking would drop {entries} "
-                            f"of {options.lockfile}: is the path right? Pass --allow-empty to drop them; "
-                            f"{options.lockfile} left unchanged")
+                            f"of {path}: is the path right? Pass --allow-empty to drop them; {path} left unchanged")
 
 
 def _wanted(result: Scan) -> dict[tuple[str, str], Found]:
@@ -97,47 +94,41 @@ def _reference(found: Found) -> Reference:
     return found.reference.with_tag(found.reference.tag or "latest")
 
 
-def _with_provenance(entries: list[LockEntry], options: Options) -> list[LockEntry] | None:
-    """The entries with what was found of their provenance; None (reported) when any search failed."""
+def _with_provenance(entries: list[LockEntry], settings: OnlineSettings, unchanged: str) -> list[LockEntry]:
+    """The entries with what was found of their provenance; a PinguardError when any search failed."""
     if not entries:
         return []
     from pinguard.resolve.online import entries_with_evidence, open_client
 
-    with open_client(options) as client:
-        checked = entries_with_evidence(client, entries, options)
-    if checked is None:
-        print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
-    return checked
+    with open_client(settings) as client:
+        return entries_with_evidence(client, entries, settings.trust, unchanged)
 
 
-def _resolve(missing: list[Found], result: Scan, options: Options) -> list[LockEntry] | None:
-    """The entries of what is missing, resolved; None (reported) when any failed, or when a digest written
-    beside a tag is not the one the tag points to and the policy refuses it."""
+def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: str,
+             unchanged: str) -> tuple[list[LockEntry], list[str]]:
+    """The entries of what is missing, resolved, and a warning for each digest locked as the policy says though
+    its tag points elsewhere. A PinguardError when any failed, or when such a digest is written and the policy
+    refuses it."""
     if not missing:
-        return []
+        return [], []
     from pinguard.resolve.online import resolve_references
 
-    resolved = _all_resolved(resolve_references([_reference(found) for found in missing], options), options)
-    if resolved is None:
-        return None
+    resolved = _all_resolved(resolve_references([_reference(found) for found in missing], settings), unchanged)
     unserved = {reference: item for reference, item in resolved.items() if not item.tag_served}
-    mode = options.tag_digest_mismatch
-    for reference, item in unserved.items():
-        for where in _written(result, reference):
-            print(f"pinguard: {'' if mode == tag_digest_mismatch.REFUSE else 'warning: '}{where}: {item.unserved()}"
-                  f"{_OUTCOME[mode]}", file=options.stderr)
-    if unserved and mode == tag_digest_mismatch.REFUSE:
-        print("pinguard: write the digest the tag points to, or drop it and run `pinguard pin --resolve`; the "
-              "policy's `rules: {tag-digest-mismatch: {lock: tag}}` locks the tag's digest instead, "
-              f"`{{lock: digest}}` the one written; {options.lockfile} left unchanged", file=options.stderr)
-        return None
-    if unserved and mode == tag_digest_mismatch.LOCK_TAG:
-        by_tag = _all_resolved(resolve_references([reference.with_digest(None) for reference in unserved], options),
-                               options)
-        if by_tag is None:
-            return None
+    said = [f"{where}: {item.unserved()}{_OUTCOME[mismatch]}"
+            for reference, item in unserved.items() for where in _written(result, reference)]
+    if unserved and mismatch == tag_digest_mismatch.REFUSE:
+        raise PinguardError("write the digest the tag points to, or drop it and run `pinguard pin --resolve`; the "
+                            "policy's `rules: {tag-digest-mismatch: {lock: tag}}` locks the tag's digest instead, "
+                            f"`{{lock: digest}}` the one written; {unchanged}", details=said)
+    if unserved and mismatch == tag_digest_mismatch.LOCK_TAG:
+        try:
+            by_tag = _all_resolved(resolve_references([reference.with_digest(None) for reference in unserved],
+                                                      settings), unchanged)
+        except PinguardError as exc:  # what was said of the written digests still stands
+            raise PinguardError(str(exc), details=[*(f"warning: {line}" for line in said), *exc.details]) from None
         resolved.update((reference, by_tag[reference.with_digest(None)]) for reference in unserved)
-    return [LockEntry.from_resolved(item) for item in resolved.values()]
+    return [LockEntry.from_resolved(item) for item in resolved.values()], said
 
 
 # What `lock` says it does with a digest written beside a tag that points elsewhere, by the policy's choice.
@@ -150,15 +141,11 @@ _OUTCOME = {
 }
 
 
-def _all_resolved(outcomes: Mapping[Reference, Resolved | PinguardError],
-                  options: Options) -> dict[Reference, Resolved] | None:
-    """Every reference resolved; None when any failed, each failure reported."""
+def _all_resolved(outcomes: Mapping[Reference, Resolved | PinguardError], unchanged: str) -> dict[Reference, Resolved]:
+    """Every reference resolved; a PinguardError with a line for each that failed when any did."""
     failures = failure_lines(outcomes)
-    for line in failures:
-        print(f"pinguard: {line}", file=options.stderr)
     if failures:
-        print(f"pinguard: {options.lockfile} left unchanged", file=options.stderr)
-        return None
+        raise PinguardError(unchanged, details=failures)
     return {reference: outcome for reference, outcome in outcomes.items() if isinstance(outcome, Resolved)}
 
 

@@ -23,13 +23,13 @@ from pinguard import errors
 from pinguard.errors import DigestMismatch, NotFound, PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
-from pinguard.options import Options
-from pinguard.progress import Progress
 from pinguard.provenance.changes import lost
+from pinguard.provenance.model import Trust
 from pinguard.reference import parse
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve.resolved import Resolved
 from pinguard.resolve.resolver import Resolver
+from pinguard.resolve.settings import OnlineSettings
 
 
 class Status(StrEnum):
@@ -71,39 +71,40 @@ def read_lock(path: Path) -> Lock:
     return lockfile.read(path)
 
 
-def verify_with_progress(entries: Sequence[LockEntry], client: RegistryClient, options: Options) -> list[Verdict]:
-    """`check`, with progress on a terminal while registries are waited on."""
+def verify_with_progress(entries: Sequence[LockEntry], client: RegistryClient,
+                         settings: OnlineSettings) -> list[Verdict]:
+    """`verify_entries`, with progress on a terminal while registries are waited on."""
     registries = [parse(entry.name).registry for entry in entries]
-    progress = Progress.on_terminal(options.stderr, options.quiet, registries, client.held_to, "entries")
+    progress = settings.show_progress(registries, client.held_to, "entries")
     told = None if progress is None else lambda entry: progress.done(parse(entry.name).registry)
     try:
-        return verify_entries(entries, client, options, told)
+        return verify_entries(entries, client, settings, told)
     finally:
         if progress is not None:
             progress.clear()
 
 
-def verify_entries(entries: Sequence[LockEntry], client: RegistryClient, options: Options,
-          progress: Callable[[LockEntry], None] | None = None) -> list[Verdict]:
+def verify_entries(entries: Sequence[LockEntry], client: RegistryClient, settings: OnlineSettings,
+                   progress: Callable[[LockEntry], None] | None = None) -> list[Verdict]:
     """A verdict for each entry, in the order of `entries`; checked concurrently, faults returned as ERROR."""
-    resolver = Resolver(client, options.platforms, options.tag_rules)
+    resolver = Resolver(client, settings.platforms, settings.tag_rules)
     client.expect((reference.registry, reference.repository) for reference in map(parse, (e.name for e in entries)))
     with ThreadPoolExecutor(max_workers=max(1, client.settings.workers)) as pool:
         futures = [pool.submit(_check_or_error, entry, client, resolver) for entry in entries]
         if progress is not None:  # told from this thread, so the display is written by one thread only
             for future in as_completed(futures):
                 progress(future.result().entry)
-    return _provenance_rechecked([future.result() for future in futures], client, options)
+    return _provenance_rechecked([future.result() for future in futures], client, settings.trust)
 
 
-def _provenance_rechecked(verdicts: list[Verdict], client: RegistryClient, options: Options) -> list[Verdict]:
+def _provenance_rechecked(verdicts: list[Verdict], client: RegistryClient, trust: Trust) -> list[Verdict]:
     """Verdicts on digests still served whose lock entry records provenance, with what no longer holds."""
     recorded = [i for i, v in enumerate(verdicts) if v.status is Status.OK and v.entry.evidence is not None]
     if not recorded:
         return verdicts
     from pinguard.resolve.online import with_evidence
 
-    now = with_evidence(client, [verdicts[i].entry for i in recorded], options)
+    now = with_evidence(client, [verdicts[i].entry for i in recorded], trust)
     checked = list(verdicts)
     for i, outcome in zip(recorded, now, strict=True):
         before = verdicts[i].entry.evidence

@@ -1,6 +1,7 @@
 """Run a policy's rules over what a scan found: the heart of `pinguard check` and of `pinguard run`'s gate."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -8,8 +9,7 @@ from typing import Any, NamedTuple
 from pinguard.findings import Finding
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
-from pinguard.policy import Policy, suppressed
-from pinguard.policy.rules import (
+from pinguard.policy.catalog import (
     DOCUMENT_LOCK_RULES,
     DOCUMENT_RULES,
     LOCK_RULES,
@@ -19,6 +19,7 @@ from pinguard.policy.rules import (
     LockRule,
     ReferenceRule,
 )
+from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.read.paths import ScannedFile, each_file, quiet_collector
 from pinguard.sources import kubernetes, runtime_env
@@ -83,6 +84,20 @@ def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, loc
             if not suppressed(finding, lock_lines):
                 result.append(finding)
     return sorted(result)
+
+
+_IGNORE = re.compile(r"pinguard:\s*ignore\[([a-z0-9\-, ]+)\]")
+
+
+def suppressed(finding: Finding, lines: Sequence[str]) -> bool:
+    """`# pinguard: ignore[RULE,...] reason` on the finding's line or alone on the line above."""
+    for number in (finding.line, finding.line - 1):
+        if 1 <= number <= len(lines):
+            match = _IGNORE.search(lines[number - 1])
+            own_line = number == finding.line or lines[number - 1].lstrip().startswith("#")
+            if match and own_line and finding.rule in {r.strip() for r in match.group(1).split(",")}:
+                return True
+    return False
 
 
 _DOCUMENT_KINDS = (kubernetes.SOURCE, runtime_env.SOURCE)  # what document rules are shown

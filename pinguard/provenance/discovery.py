@@ -84,7 +84,7 @@ _WRAPPERS = {
     "application/vnd.dev.cosign.artifact.sbom.v1+json": SBOMS,
     "application/vnd.docker.attestation.manifest.v1+json": ATTESTATIONS,
 }
-_COSIGN_SUFFIXES = {".sig": SIGNATURES, ".att": ATTESTATIONS, ".sbom": SBOMS}
+COSIGN_SUFFIXES = {".sig": SIGNATURES, ".att": ATTESTATIONS, ".sbom": SBOMS}
 # Config media types that say nothing of the artifact (image configs, OCI 1.1's empty descriptor).
 _PLAIN_CONFIGS = frozenset({
     "application/vnd.oci.image.config.v1+json",
@@ -190,13 +190,13 @@ class _Search:
     def _tagged_referrers_of(self, subject: str) -> None:
         """The tag schemes: the OCI referrers tag (an index of referrers), then cosign's tags."""
         tags = set(self._client.tags(self._registry, self._repository))
-        index_tag = _referrers_tag(subject)
+        index_tag = referrers_tag(subject)
         if index_tag is not None and index_tag in tags:
             index = self._tagged(index_tag)
             if index is not None:
                 self._follow_index(subject, index_tag, index)
-        for suffix, kind in _COSIGN_SUFFIXES.items():
-            tag = _cosign_tag(subject, suffix)
+        for suffix, kind in COSIGN_SUFFIXES.items():
+            tag = cosign_tag(subject, suffix)
             if kind in self._wanted and tag is not None and tag in tags:
                 body = self._tagged(tag)
                 if body is not None:
@@ -306,14 +306,14 @@ def _kind(declared: str, artifact_type: str) -> str | None:
     return _WRAPPERS.get(declared) or _KINDS.get(artifact_type)
 
 
-def _referrers_tag(digest: str) -> str | None:
+def referrers_tag(digest: str) -> str | None:
     """The OCI referrers tag schema: `<alg>-<hex>`, the two parts cut to 32 and 64 characters."""
     algorithm, _, encoded = digest.partition(":")
     tag = f"{algorithm[:32]}-{encoded[:64]}"
     return tag if is_tag(tag) else None
 
 
-def _cosign_tag(digest: str, suffix: str) -> str | None:
+def cosign_tag(digest: str, suffix: str) -> str | None:
     """cosign's `sha256-HEX.sig`; a longer digest (sha512) makes no valid tag, and cosign none."""
     tag = digest.replace(":", "-") + suffix
     return tag if is_tag(tag) else None

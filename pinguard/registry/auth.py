@@ -17,17 +17,17 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
-
-import requests
+from urllib.parse import urlencode, urlsplit
 
 from pinguard import untrusted_json
 from pinguard.errors import RegistryError
+from pinguard.findings import shown
 from pinguard.registry.bodies import fetch, follow
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.credentials import Credentials
 from pinguard.registry.pacer import Deadline
 from pinguard.registry.settings import TOKEN_LIMIT, RegistrySettings
+from pinguard.registry.wire import Pool, Response, WireError
 
 log = logging.getLogger("pinguard.registry")
 
@@ -77,16 +77,16 @@ class Authenticator:
     def __init__(
         self,
         registry: str,
-        session: requests.Session,
+        pool: Pool,
         settings: RegistrySettings,
         tokens: TokenCache,
         credentials: Callable[[], Credentials | None],
-        exchange: Callable[[str, Callable[[], requests.Response]], requests.Response],
+        exchange: Callable[[str, Callable[[], Response]], Response],
         deadline: Deadline,
     ) -> None:
         self._registry = registry
         self._exchange = exchange  # paces token requests to the registry's own host (ECR Public's realm)
-        self._session = session
+        self._pool = pool
         self._deadline = deadline
         self._settings = settings
         self._tokens = tokens
@@ -177,8 +177,8 @@ class Authenticator:
                 headers = {"Authorization": basic_header(credentials)} if credentials else {}
                 response = self._token_request("GET", realm, params=params, headers=headers,
                                                secret=credentials is not None)
-        except requests.RequestException as exc:
-            raise RegistryError(f"{self._registry}: token request to {realm} failed: {type(exc).__name__}") from None
+        except WireError as exc:
+            raise RegistryError(f"{self._registry}: token request to {realm} failed: {shown(str(exc))}") from None
         if response.status_code in (401, 403):
             if credentials is None:
                 raise RegistryError(f"{self._registry}: anonymous access to {scope} was refused; "
@@ -200,7 +200,7 @@ class Authenticator:
 
     def _token_request(self, method: str, realm: str, *, secret: bool, form: Mapping[str, object] | None = None,
                        params: Mapping[str, str | list[str]] | None = None,
-                       headers: Mapping[str, str] | None = None) -> requests.Response:
+                       headers: Mapping[str, str] | None = None) -> Response:
         """The token endpoint's answer, its body capped; redirects followed by hand, and one that would
         carry a secret (a password, a refresh token) to another host is refused."""
         url = realm
@@ -222,12 +222,19 @@ class Authenticator:
 
     def _token_exchange(self, method: str, url: str, form: Mapping[str, object] | None,
                         params: Mapping[str, str | list[str]] | None,
-                        headers: Mapping[str, str] | None) -> requests.Response:
-        return fetch(self._session, method, url, registry=self._registry, settings=self._settings,
-                     deadline=self._deadline, limit=TOKEN_LIMIT, data=form, params=params, headers=headers)
+                        headers: Mapping[str, str] | None) -> Response:
+        sent = dict(headers or {})
+        if params:
+            url += ("&" if urlsplit(url).query else "?") + urlencode(params, doseq=True)
+        data = None
+        if form is not None:
+            data = urlencode(form, doseq=True).encode()
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        return fetch(self._pool, method, url, registry=self._registry, settings=self._settings,
+                     deadline=self._deadline, limit=TOKEN_LIMIT, headers=sent, data=data)
 
 
-def _parse_token(response: requests.Response, registry: str) -> tuple[str, float]:
+def _parse_token(response: Response, registry: str) -> tuple[str, float]:
     try:
         body = untrusted_json.loads(response.content)
         token = body.get("token") or body.get("access_token")

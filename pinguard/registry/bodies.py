@@ -4,57 +4,70 @@ headers and one on the body, and the run's deadline over both, kept by a `Cutoff
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 from urllib.parse import urljoin, urlsplit
 
-import requests
-import urllib3
-
+from pinguard import __version__
 from pinguard.errors import RegistryError
 from pinguard.registry.cutoff import Cutoff
 from pinguard.registry.pacer import Deadline
 from pinguard.registry.settings import RegistrySettings
+from pinguard.registry.wire import Pool, Response, TooLarge, WireError
+
+USER_AGENT = f"pinguard/{__version__}"
+_T = TypeVar("_T")
 
 
 class BodyTooLarge(RegistryError):
     """A body went past its size cap."""
 
 
-def fetch(session: requests.Session, method: str, url: str, *, registry: str, settings: RegistrySettings,
-          deadline: Deadline, limit: int, **sent: Any) -> requests.Response:
-    """`method url` through `session`, redirects not followed, its body read whole (at most `limit`
-    bytes): the headers within the connect and read timeouts of asking, the body within the read
-    timeout of the headers, and all of it by the run's deadline.
+def fetch(pool: Pool, method: str, url: str, *, registry: str, settings: RegistrySettings, deadline: Deadline,
+          limit: int, headers: Mapping[str, str], data: bytes | None = None) -> Response:
+    """`method url` (with `data` as its body) through `pool`, redirects not followed, its body read whole
+    (at most `limit` bytes): the headers within the connect and read timeouts of asking, the body within
+    the read timeout of the headers, and all of it by the run's deadline."""
+    def request(cutoff: Cutoff, connect_timeout: float) -> Response:
+        return pool.request(method, url, {"User-Agent": USER_AGENT, **headers}, data, limit=limit,
+                            connect_timeout=connect_timeout, read_timeout=settings.read_timeout,
+                            verify=settings.verify_tls(urlsplit(url).netloc), watch=cutoff)
 
-    `sent` is passed on to `session.request` (headers, params, data).
-    """
+    try:
+        return _bounded(request, url, registry, settings, deadline)
+    except TooLarge:
+        raise BodyTooLarge(f"{url[:200]}: response larger than {limit} bytes") from None
+
+
+def connect(pool: Pool, url: str, *, registry: str, settings: RegistrySettings, deadline: Deadline) -> None:
+    """A connection to `url`'s host made ready (unless one is idle), within the same bounds as an exchange:
+    a request paced to its turn then goes out at its turn, not a handshake later."""
+    verify = settings.verify_tls(urlsplit(url).netloc)
+    if not pool.has_idle(url, verify):
+        _bounded(lambda cutoff, connect_timeout: pool.open(url, connect_timeout=connect_timeout,
+                                                           read_timeout=settings.read_timeout, verify=verify,
+                                                           watch=cutoff),
+                 url, registry, settings, deadline)
+
+
+def _bounded(work: Callable[[Cutoff, float], _T], url: str, registry: str, settings: RegistrySettings,
+             deadline: Deadline) -> _T:
+    """`work(cutoff, connect_timeout)` under a cutoff, and what its firing means said as a RegistryError."""
     asked = time.monotonic()
     left = deadline.at - asked
     if left <= 0:
         raise deadline.passed(registry, "first")
-    response: requests.Response | None = None
     headers_by = min(deadline.at, asked + settings.connect_timeout + settings.read_timeout)
-    with Cutoff(headers_by) as cutoff:
+    with Cutoff(headers_by, settings.read_timeout, deadline.at) as cutoff:
         try:
-            # The connect timeout is the one limit that holds before there is a socket to cut.
-            response = session.request(method, url, allow_redirects=False, stream=True,
-                                       timeout=(min(settings.connect_timeout, left), settings.read_timeout),
-                                       verify=settings.verify_tls(urlsplit(url).netloc), **sent)
-            cutoff.move(min(deadline.at, time.monotonic() + settings.read_timeout))
-            read_body(response, limit)
-        except requests.RequestException:
+            # The connect timeout is the one limit that holds before there is a connection to cut.
+            return work(cutoff, min(settings.connect_timeout, left))
+        except WireError:
             if not cutoff.fired:
                 raise
-        except ValueError:  # requests parses a redirect's Location even when not asked to follow it
-            raise RegistryError(f"{url[:200]}: the answer points to something that is not a URL") from None
-    if not cutoff.fired:
-        assert response is not None
-        return response
-    if response is not None:
-        response.close()  # a body cut short is never taken for the whole of it
     if cutoff.until >= deadline.at:
         raise deadline.passed(registry, f"while {urlsplit(url).netloc} was still answering")
-    if cutoff.until == headers_by:  # cut headers may still have parsed, as if they had ended there
+    if not cutoff.in_body:  # the headers (or the handshake) were cut short
         seconds = settings.connect_timeout + settings.read_timeout
         raise RegistryError(f"{url[:200]}: no complete answer within {seconds:g} s")
     raise RegistryError(f"{url[:200]}: response still arriving after {settings.read_timeout:g} s")
@@ -68,38 +81,3 @@ def follow(base: str, link: str) -> str:
     except ValueError:
         raise RegistryError(f"{base}: the registry pointed to {link[:100]!r}, which is not a URL") from None
     return url
-
-
-def read_body(response: requests.Response, limit: int) -> bytes:
-    """The whole body, at most `limit` bytes; it is also set as the response's content."""
-    chunks: list[bytes] = []
-    total = 0
-    try:
-        while True:
-            chunk = _read_some(response)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                raise BodyTooLarge(f"{response.url}: response larger than {limit} bytes")
-            chunks.append(chunk)
-    except RegistryError:
-        response.close()
-        raise
-    response._content = b"".join(chunks)
-    return response._content
-
-
-def _read_some(response: requests.Response) -> bytes:
-    """What has arrived (at least a byte), instead of waiting for a full buffer as read() does;
-    urllib3's errors become the requests errors callers retry on, as iter_content would raise them."""
-    try:
-        return response.raw.read1(65536, decode_content=True)
-    except urllib3.exceptions.ProtocolError as exc:
-        raise requests.exceptions.ChunkedEncodingError(exc) from None
-    except urllib3.exceptions.ReadTimeoutError as exc:
-        raise requests.exceptions.ConnectionError(exc) from None
-    except urllib3.exceptions.SSLError as exc:
-        raise requests.exceptions.SSLError(exc) from None
-    except urllib3.exceptions.DecodeError as exc:
-        raise requests.exceptions.ContentDecodingError(exc) from None

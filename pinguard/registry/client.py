@@ -17,8 +17,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-import requests
-
 from pinguard import untrusted_json
 from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
 from pinguard.findings import shown
@@ -31,6 +29,7 @@ from pinguard.registry.manifest import ACCEPT, OCI_INDEX, Descriptor, ManifestBo
 from pinguard.registry.pacer import Deadline, Pacer
 from pinguard.registry.settings import RegistrySettings
 from pinguard.registry.transport import Transport
+from pinguard.registry.wire import Response
 
 _LINK_NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')  # `<` excluded: a header of them costs no rescans
 # One listing of tags, all its pages together: a repository with more is not listed (each tag is
@@ -64,6 +63,7 @@ class RegistryClient:
         self._tags: dict[str, list[str] | RegistryError] = {}
         self._tag_digests: dict[str, str] = {}  # "registry/repository:tag" -> digest, as learnt in this run
         self._referrers: dict[str, list[Descriptor] | None] = {}
+        self._manifests: dict[str, ManifestBody] = {}  # digest -> the cached manifest, read once a run
         self._referrers_api: dict[str, bool] = {}  # registry -> whether it has the referrers API
         self._inflight: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -74,6 +74,11 @@ class RegistryClient:
     def __exit__(self, *_: object) -> None:
         for transport in self._transports.values():
             transport.close()
+        self.cache.close()
+
+    def transport(self, registry: str) -> Transport:
+        """`registry`'s session, for exchanges this client does not make itself (pushing: registry.upload)."""
+        return self._transport(registry)
 
     def _transport(self, registry: str) -> Transport:
         with self._lock:
@@ -156,11 +161,15 @@ class RegistryClient:
         """
         if ":" not in reference:
             return self.fresh_manifest(registry, repository, reference)
+        known = self._manifests.get(reference)
+        if known is not None:
+            return known
         with self._once(reference):  # references sharing a digest fetch it once
             cached = self.cache.get(reference)
-            if cached is not None:
-                return ManifestBody(cached, reference, media_type_of(cached, None))
-            return self.fresh_manifest(registry, repository, reference)
+            if cached is None:
+                return self.fresh_manifest(registry, repository, reference)
+            body = self._manifests[reference] = ManifestBody(cached, reference, media_type_of(cached, None))
+            return body
 
     def fresh_manifest(self, registry: str, repository: str, reference: str) -> ManifestBody:
         """A manifest as the registry serves it now, never from the cache (which it fills).
@@ -257,7 +266,7 @@ class RegistryClient:
             return found
 
     def _pages(self, registry: str, repository: str, path: str, what: str, max_pages: int, *,
-               limit: int, headers: Mapping[str, str] | None = None) -> Iterator[requests.Response]:
+               limit: int, headers: Mapping[str, str] | None = None) -> Iterator[Response]:
         """Each page of a listing, following `Link: <...>; rel="next"`: at most `max_pages` of them,
         `limit` bytes in all."""
         transport = self._transport(registry)
@@ -282,7 +291,7 @@ class RegistryClient:
             seen.add(url)
         raise RegistryError(f"{registry}/{repository}: more than {max_pages} pages of {what}s")
 
-    def _manifest_request(self, method: str, registry: str, repository: str, reference: str) -> requests.Response:
+    def _manifest_request(self, method: str, registry: str, repository: str, reference: str) -> Response:
         if ":" in reference:
             _check_digest(registry, repository, reference)
         response = self._transport(registry).request(
@@ -306,7 +315,7 @@ class RegistryClient:
         if response.status_code == 404:
             raise NotFound(f"{registry}/{repository}: repository not found")
 
-    def _check(self, response: requests.Response, registry: str, repository: str, reference: str | None) -> None:
+    def _check(self, response: Response, registry: str, repository: str, reference: str | None) -> None:
         """Turn a failed answer into the error that says what is missing or refused."""
         status = response.status_code
         if status == 200:
@@ -321,10 +330,10 @@ class RegistryClient:
             who = self._transport(registry).identity()
             hint = "log in (docker login) or configure credentials" if who == "anonymous" else "check them"
             raise RegistryError(f"{where}: access denied ({status}) to {who}; {hint}")
-        reason = shown(response.reason or "")  # the registry's words: cut and escaped
-        raise RegistryError(f"{where}: {response.request.method} {response.url} answered {status} {reason}")
+        reason = shown(response.reason)  # the registry's words: cut and escaped
+        raise RegistryError(f"{where}: {response.method} {response.url} answered {status} {reason}")
 
-    def _verified(self, response: requests.Response, registry: str, repository: str,
+    def _verified(self, response: Response, registry: str, repository: str,
                   expected: str | None) -> ManifestBody:
         data = response.content
         header = response.headers.get("Docker-Content-Digest") or None
@@ -353,7 +362,7 @@ def _pull(repository: str) -> str:
 _DECIMAL = re.compile(r"[0-9]{1,18}")  # ASCII: str.isdigit() takes digits int() refuses
 
 
-def _tags_page(response: requests.Response, registry: str, repository: str, room: int) -> list[str]:
+def _tags_page(response: Response, registry: str, repository: str, room: int) -> list[str]:
     """The tags of one page, of which there may be at most `room`."""
     too_many = RegistryError(f"{registry}/{repository}: the tag list is longer than pinguard reads "
                              f"({_MAX_TAGS} tags in all)")
@@ -373,7 +382,7 @@ def _tags_page(response: requests.Response, registry: str, repository: str, room
     return tags
 
 
-def _referrers_page(response: requests.Response, registry: str, repository: str, digest: str,
+def _referrers_page(response: Response, registry: str, repository: str, digest: str,
                     artifact_type: str | None) -> list[Descriptor]:
     """The entries of one page (an image index), filtered by `artifact_type` when the registry did not."""
     page = ManifestBody(response.content, digest_of(response.content), OCI_INDEX)
@@ -390,7 +399,7 @@ def _referrers_page(response: requests.Response, registry: str, repository: str,
 _ERROR_BODY_LIMIT = 64 * 1024  # an error document is a few lines; a larger body is not parsed for one
 
 
-def _error_codes(response: requests.Response) -> set[str]:
+def _error_codes(response: Response) -> set[str]:
     if len(response.content) > _ERROR_BODY_LIMIT:
         return set()
     try:

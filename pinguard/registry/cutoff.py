@@ -3,72 +3,62 @@
 A socket's read timeout restarts with every byte, so a server that sends its TLS
 handshake, its headers or its body a byte at a time would hold a request as long
 as it likes. Each exchange runs under a `Cutoff`: when its time is up, one
-watchdog thread shuts its socket down, which ends whatever read waits on it.
-Connections made through `GuardedAdapter` hand their sockets to the cutoff of
-the thread using them.
+watchdog thread aborts its connection, which ends whatever read waits on it.
+
+The watchdog sleeps until the soonest limit and is woken only by a limit sooner
+than that: every request's limit lies seconds ahead, so arming one costs a lock
+and a comparison, not a thread switch.
 """
 from __future__ import annotations
 
-import contextlib
-import socket
+import math
 import threading
 import time
-from typing import Any
 
-from requests.adapters import HTTPAdapter
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-
-_current = threading.local()  # the cutoff of the exchange this thread is in, if any
+from pinguard.registry.wire import Connection
 
 
 class Cutoff:
-    """While entered, the sockets this thread's requests use are shut down at `until` (time.monotonic)."""
+    """While entered, the connection it watches is aborted at `until` (time.monotonic): the limit of
+    the headers first, then, once the body must be read from the socket, `body_seconds` from then
+    (never past `cap`)."""
 
-    def __init__(self, until: float) -> None:
+    def __init__(self, until: float, body_seconds: float, cap: float) -> None:
         self.until = until
         self.fired = False
-        self._watched: socket.socket | None = None  # a duplicate: ours to close, whoever closes the original
+        self.in_body = False  # whether the limit is the body's
+        self._body_seconds = body_seconds
+        self._cap = cap
+        self._connection: Connection | None = None
 
     def __enter__(self) -> Cutoff:
-        _current.cutoff = self
         _WATCHDOG.arm(self)
         return self
 
     def __exit__(self, *_: object) -> None:
-        _current.cutoff = None
         with _WATCHDOG.lock:
             _WATCHDOG.disarm(self)
-            self._forget()
+            self._connection = None
 
-    def move(self, until: float) -> None:
-        """A new limit, from now on (the body of an answer whose headers came in time); once fired,
-        `until` stays the limit that fired."""
+    def watch(self, connection: Connection) -> None:
         with _WATCHDOG.lock:
-            if not self.fired:
-                self.until = until
-                _WATCHDOG.lock.notify()
-
-    def watch(self, sock: socket.socket) -> None:
-        if sock.fileno() < 0:  # closed: urllib3 connects anew
-            return
-        with _WATCHDOG.lock:
-            self._forget()
-            self._watched = socket.fromfd(sock.fileno(), sock.family, sock.type)
+            self._connection = connection
             if self.fired:
-                self.shut()
+                connection.abort()
+
+    def reading_body(self) -> None:
+        """The body's limit from now on; once fired, `until` stays the limit that fired."""
+        with _WATCHDOG.lock:
+            if not self.fired and not self.in_body:
+                self.in_body = True
+                self.until = min(self._cap, time.monotonic() + self._body_seconds)
+                _WATCHDOG.due(self.until)
 
     def shut(self) -> None:
         with _WATCHDOG.lock:
             self.fired = True
-            if self._watched is not None:
-                with contextlib.suppress(OSError):  # already closed by the other end
-                    self._watched.shutdown(socket.SHUT_RDWR)
-
-    def _forget(self) -> None:
-        if self._watched is not None:
-            self._watched.close()
-            self._watched = None
+            if self._connection is not None:
+                self._connection.abort()
 
 
 class _Watchdog:
@@ -78,6 +68,7 @@ class _Watchdog:
         self.lock = threading.Condition()  # an RLock: a cutoff takes it again when the watchdog shuts it
         self._armed: set[Cutoff] = set()
         self._thread: threading.Thread | None = None
+        self._wakes_at = math.inf
 
     def arm(self, cutoff: Cutoff) -> None:
         with self.lock:
@@ -85,11 +76,18 @@ class _Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pinguard-cutoff", daemon=True)
                 self._thread.start()
-            self.lock.notify()
+            self.due(cutoff.until)
 
     def disarm(self, cutoff: Cutoff) -> None:
         with self.lock:
             self._armed.discard(cutoff)
+
+    def due(self, until: float) -> None:
+        """A limit at `until`: the thread is woken only when it would otherwise sleep past it."""
+        with self.lock:
+            if until < self._wakes_at:
+                self._wakes_at = until
+                self.lock.notify()
 
     def _run(self) -> None:
         with self.lock:
@@ -98,48 +96,8 @@ class _Watchdog:
                 for cutoff in [c for c in self._armed if c.until <= now]:
                     self._armed.discard(cutoff)
                     cutoff.shut()
-                soonest = min((c.until for c in self._armed), default=None)
-                self.lock.wait(None if soonest is None else soonest - now)
+                self._wakes_at = min((c.until for c in self._armed), default=math.inf)
+                self.lock.wait(None if self._wakes_at == math.inf else self._wakes_at - now)
 
 
 _WATCHDOG = _Watchdog()
-
-
-def _watch(sock: socket.socket) -> None:
-    cutoff: Cutoff | None = getattr(_current, "cutoff", None)
-    if cutoff is not None:
-        cutoff.watch(sock)
-
-
-class _WatchedHTTPConnection(HTTPConnection):
-    """A connection whose socket, new (before any TLS handshake) or reused, the thread's cutoff watches."""
-
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        _watch(sock)
-        return sock
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        if self.sock is not None:
-            _watch(self.sock)
-        super().request(*args, **kwargs)
-
-
-class _WatchedHTTPSConnection(_WatchedHTTPConnection, HTTPSConnection):
-    pass
-
-
-class _WatchedHTTPPool(HTTPConnectionPool):
-    ConnectionCls = _WatchedHTTPConnection
-
-
-class _WatchedHTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _WatchedHTTPSConnection
-
-
-class GuardedAdapter(HTTPAdapter):
-    """requests' adapter, its connections watched by the cutoff of the thread using them."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}

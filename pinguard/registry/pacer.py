@@ -20,7 +20,6 @@ with a message naming the registry and the rate it was held to.
 from __future__ import annotations
 
 import collections
-import email.utils
 import logging
 import re
 import threading
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING
 from pinguard.errors import DeadlinePassed
 
 if TYPE_CHECKING:  # settings import this module, and offline commands import settings
-    import requests
+    from pinguard.registry.wire import Response
 
 log = logging.getLogger("pinguard.registry")
 
@@ -102,7 +101,7 @@ class Pacer:
     def describe(self) -> str:
         return self.quota.describe(self._rate)
 
-    def send(self, exchange: Callable[[], requests.Response]) -> requests.Response:
+    def send(self, exchange: Callable[[], Response]) -> Response:
         """`exchange()` in its turn; after a 429 it waits for another turn and is sent again."""
         while True:
             with self._in_flight:
@@ -174,6 +173,8 @@ def retry_after(value: str | None) -> float | None:
         return None
     if _SECONDS.fullmatch(value.strip()):  # ASCII digits only: str.isdigit() takes '²', which float() refuses
         return float(value.strip())
+    import email.utils  # 14 ms of every command's start-up when imported with this module, for a rare header
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError):  # a year past what datetime holds

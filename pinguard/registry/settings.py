@@ -1,7 +1,6 @@
 """How pinguard reaches registries: mirrors, TLS, timeouts and retries."""
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -95,6 +94,8 @@ def hostname(netloc: str) -> str:
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
+    import ipaddress  # costs every command's start-up when imported with this module, and only a few need it
+
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:

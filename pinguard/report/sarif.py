@@ -32,7 +32,7 @@ _LEVELS = {"error": "error", "warning": "warning", "off": "none"}
 
 def write(findings: Sequence[Finding], stream: TextIO) -> None:
     # The rule table imports the sources (and PyYAML); only this writer needs it, and only when it runs.
-    from pinguard.policy.rules import RULES
+    from pinguard.policy.catalog import RULES
 
     rules = list(RULES.values())
     index = {rule.ID: i for i, rule in enumerate(rules)}
@@ -52,7 +52,7 @@ def write(findings: Sequence[Finding], stream: TextIO) -> None:
 
 
 def _descriptor(rule: ModuleType) -> dict[str, object]:
-    from pinguard.policy.rules import summary
+    from pinguard.policy.catalog import summary
 
     doc = inspect.cleandoc(rule.__doc__ or rule.ID)
     short = summary(rule) or rule.ID

@@ -56,6 +56,9 @@ class Resolver:
         self._platforms = tuple(platforms)
         self._rules = tag_rules or TagRules()
         self._clock = clock
+        # Content named by digest reads the same for every reference sharing it: read once a run.
+        self._indexes: dict[str, dict[str, str] | RegistryError] = {}  # index -> its platforms, or why not
+        self._configs: dict[str, dict[str, object]] = {}  # image manifest -> its config
 
     def resolve_all(self, references: Sequence[Reference],
                     progress: Callable[[Reference], None] | None = None) -> dict[Reference, Resolved | PinguardError]:
@@ -129,9 +132,20 @@ class Resolver:
 
     def _platforms_of(self, reference: Reference, body: ManifestBody) -> dict[str, str]:
         if body.is_index:
-            select_platforms(body, self._platforms)  # a wanted platform missing is an error
-            return platforms_of(body)
-        config = self._config(reference, body)
+            platforms = self._indexes.get(body.digest)
+            if platforms is None:
+                try:
+                    select_platforms(body, self._platforms)  # a wanted platform missing is an error
+                    platforms = platforms_of(body)
+                except RegistryError as exc:
+                    platforms = exc
+                self._indexes[body.digest] = platforms
+            if isinstance(platforms, RegistryError):
+                raise type(platforms)(str(platforms))
+            return platforms
+        config = self._configs.get(body.digest)
+        if config is None:
+            config = self._configs[body.digest] = self._config(reference, body)
         os_name, arch = config.get("os"), config.get("architecture")
         if not isinstance(os_name, str) or not isinstance(arch, str):
             raise RegistryError(f"{reference}: the image's config names no platform (os and architecture)")

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from yaml.nodes import Node
 
 from pinguard.findings import shown
 from pinguard.helm.settings import HelmSettings
 from pinguard.reference import Reference
+
+if TYPE_CHECKING:
+    from pinguard.sources.charts import ChartCache
 
 
 @dataclass(frozen=True)
@@ -102,10 +105,12 @@ class Unreadable(SourceError):
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """What a policy tells the sources before they read a file."""
+    """What a policy tells the sources before they read a file, and the charts the scan reading it has read."""
 
     digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
     helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
+    # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
+    charts: ChartCache | None = field(default=None, compare=False, repr=False)
 
     def chart_reads_digest(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)

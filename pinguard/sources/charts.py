@@ -55,6 +55,8 @@ _MAX_DEPTH = 4  # subcharts of subcharts
 _MAX_WORK = 32 << 20  # characters searched answering what a chart reads: its largest template 32 times over
 _STEP = 64  # what following one `include` costs, counted in characters searched
 _UNPACK_CHUNK = 1 << 16
+_CACHED_CHARTS = 256  # charts one scan keeps read
+_CACHED_BYTES = _MAX_TOTAL_BYTES  # ... and what they were read from, all together: the largest chart, or many
 
 _CHAIN = re.compile(r"(index\s+)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)*)((?:\s+\"[^\"\n]*\")*)")
 _QUOTED = re.compile(r"\"([^\"\n]*)\"")
@@ -336,33 +338,50 @@ def chart_root(values_path: str) -> Path | None:
     return None
 
 
-_loaded: dict[tuple[str, tuple[tuple[str, int, int], ...]], Chart] = {}
+class ChartCache:
+    """The charts one scan has read, each once: every values file of a chart is read against the same reading.
 
-
-def chart_at_hand(values_path: str) -> Chart | None:
-    """The chart a values file belongs to, read once per run (and again when its files change).
-
-    A chart beyond the bounds is one that reads nothing.
+    Bounded: beyond `_CACHED_CHARTS` charts, or `_CACHED_BYTES` read from their files, the chart asked for least
+    recently is let go, and read again if asked for again.
     """
-    root = chart_root(values_path)
-    if root is None:
-        return None
+
+    def __init__(self) -> None:
+        self._charts: dict[str, Chart | None] = {}  # by chart folder, the least recently asked for first
+        self._bytes = 0
+
+    def chart_at_hand(self, values_path: str) -> Chart | None:
+        """The chart a values file belongs to; None when there is none, or it cannot be read.
+
+        A chart beyond the bounds is one that reads nothing.
+        """
+        root = chart_root(values_path)
+        if root is None:
+            return None
+        key = str(root.resolve())
+        if key in self._charts:
+            chart = self._charts.pop(key)
+        else:
+            chart = _read_chart(root)
+            self._bytes += _bytes_read(chart)
+        self._charts[key] = chart
+        while len(self._charts) > 1 and (len(self._charts) > _CACHED_CHARTS or self._bytes > _CACHED_BYTES):
+            self._bytes -= _bytes_read(self._charts.pop(next(iter(self._charts))))
+        return chart
+
+
+def _read_chart(root: Path) -> Chart | None:
     try:
-        files = {path: path.stat() for path in _chart_files(root)}
+        sizes = {path: path.stat().st_size for path in _chart_files(root)}
+        return _read_files(root, sizes, _Budget())
     except TooLarge:
         return Chart({})
     except OSError:
         return None
-    key = (str(root.resolve()), tuple((str(p), s.st_mtime_ns, s.st_size) for p, s in files.items()))
-    if key not in _loaded:
-        budget = _Budget()
-        try:
-            _loaded[key] = _read_files(root, {path: stat.st_size for path, stat in files.items()}, budget)
-        except TooLarge:
-            _loaded[key] = Chart({})
-        except OSError:
-            return None
-    return _loaded[key]
+
+
+def _bytes_read(chart: Chart | None) -> int:
+    """What reading the chart took from its budget: its files, and what its packaged subcharts unpacked to."""
+    return 0 if chart is None else _MAX_TOTAL_BYTES - chart.budget.bytes
 
 
 def _chart_files(root: Path) -> list[Path]:

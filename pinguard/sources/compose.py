@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from yaml.nodes import MappingNode, ScalarNode
 
-from pinguard.sources.base import Found, Searched
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get, mapping_pairs
 
 SOURCE = "compose"
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
     documents = compose(text)

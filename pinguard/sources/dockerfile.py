@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources.base import Found, Searched, SourceError, Span
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Span
 
 SOURCE = "dockerfile"
 
@@ -120,7 +120,7 @@ class _Scope:
         return any(parts) and any(_glob_matches(parts, stage) for stage in self.stages)
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     return Searched(_Finder(text, path).run())
 
 

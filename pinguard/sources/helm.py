@@ -62,8 +62,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
-from pinguard.sources.base import DigestField, Found, Searched
-from pinguard.sources.charts import Chart, chart_at_hand, chart_root, helm_text
+from pinguard.sources.base import DEFAULT_SETTINGS, DigestField, Found, Searched, SourceSettings
+from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import (
     Located,
@@ -84,10 +84,12 @@ _NAME_SIBLINGS = ("tag", "repository", "registry", "digest", "pullPolicy")  # be
 _SHARED = ("imageRegistry", "imageNamespace")
 
 
-def find(path: str, text: str, *, digest_read: bool = False) -> Searched:
-    """`digest_read`: the policy says this file's chart reads `digest`, whether or not it is at hand."""
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
+    """`settings` may say this file's chart reads `digest`, whether or not it is at hand."""
+    digest_read = settings.chart_reads_digest(path)
     where = Located(text, path, SOURCE)
-    chart = chart_at_hand(path) if not digest_read else None
+    charts = ChartCache() if settings.charts is None else settings.charts
+    chart = charts.chart_at_hand(path) if not digest_read else None
     own = chart is not None and _is_chart_values(path)
     found: list[Found] = []
     documents = compose(text)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.sources import runtime_env
-from pinguard.sources.base import Found, Searched, SourceError
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings
 from pinguard.sources.tagform import split_reference
 from pinguard.sources.yamlnodes import (
     Located,
@@ -51,7 +51,7 @@ _RUNS_IMAGE_KEYS = frozenset(("command", "args", "env", "envFrom", "ports", "res
 _PARAMETER_VALUES = ("value", "default")
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     if "image" not in text:  # every key this kind looks for says "image"; most CRDs and configs do not
         return Searched([])
     where = Located(text, path, SOURCE)

@@ -10,7 +10,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources.base import Found, Searched
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -24,7 +24,7 @@ from pinguard.sources.yamlnodes import (
 SOURCE = "kustomize"
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     where = Located(text, path, SOURCE)
     found: list[Found] = []
     documents = compose(text)

@@ -9,13 +9,13 @@ from collections.abc import Callable
 
 from yaml.nodes import Node, ScalarNode
 
-from pinguard.sources.base import Found, Searched
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import Located, compose, found_at, same_position, walk_pairs
 
 SOURCE = "runtime_env"
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     where = Located(text, path, SOURCE)
     documents = compose(text)
     found = [item for doc in documents for item in find_in(doc, where)]

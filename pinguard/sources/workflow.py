@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.sources.base import Found, Searched, Unreadable
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -66,7 +66,7 @@ _NODES_PER_CHARACTER = 2  # what reading a workflow may visit: linear in its tex
 _MIN_NODES = 1 << 15
 
 
-def find(path: str, text: str) -> Searched:
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     reading = _Reading(Located(text, path, SOURCE))
     found: list[Found] = []
     documents = compose(text)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from pathlib import Path
 
@@ -13,7 +12,7 @@ TOKEN = re.compile(r"[0-9a-f]{8}")  # what `new_token` makes: a journal naming a
 
 
 def new_token() -> str:
-    return secrets.token_hex(4)
+    return os.urandom(4).hex()  # what secrets.token_hex(4) is, without importing `random` at start-up
 
 
 def temporary_path(path: Path, token: str) -> Path:
@@ -64,28 +63,33 @@ def stage(path: Path, data: bytes, *, mode: int | None = None, sync: bool = True
     The file is synced unless `sync` is false, for callers staging many files that
     sync them all at once before renaming any. A caller that must name the file before
     it exists (a journal) passes `token`; the file is `temporary_path(path, token)`.
+
+    The file keeps the mode of `path` (or takes `mode`). A new file is created as the shell's `>`
+    creates one, mode 0o666 less what the umask (or the folder's default ACL) takes: the kernel
+    applies it as it creates the file, so the umask is never read, and never changed to be read.
     """
     if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
+        mode = _mode(path)
     temporary = str(temporary_path(path, token or new_token()))
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)  # never through a link
+    # Never through a link; readable by no one else until its mode is set, unless it is a new file's.
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is not None else 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             if sync:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
+        if mode is not None:
+            os.chmod(temporary, mode)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
     return temporary
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
+def _mode(path: Path) -> int | None:
+    """The permission bits of `path`; None for a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return None

@@ -20,8 +20,9 @@ import jmespath
 import pytest
 import yaml
 
-from pinguard.admission import MODES, Source, kyverno
+from pinguard.admission import kyverno
 from pinguard.admission.kinds import custom
+from pinguard.admission.objects import MODES, Source
 from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile

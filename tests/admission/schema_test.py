@@ -17,7 +17,8 @@ import kubernetes_validate.utils
 import pytest
 from packaging.version import Version
 
-from pinguard.admission import MODES, Source, kyverno, params, vap
+from pinguard.admission import kyverno, params, vap
+from pinguard.admission.objects import MODES, Source
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest

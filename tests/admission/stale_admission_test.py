@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from pinguard.admission import Source, params, vap
+from pinguard.admission import params, vap
 from pinguard.admission.export import render
+from pinguard.admission.objects import Source
 from pinguard.findings import Finding
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.rules import stale_admission

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard.admission import Source, params, vap
+from pinguard.admission import params, vap
 from pinguard.admission.export import render
 from pinguard.admission.kinds import custom
-from pinguard.errors import PinguardError
+from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.helpers import RESOURCES, admit, pod_spec
@@ -254,23 +254,3 @@ def test_a_custom_kind_is_judged_at_each_of_its_paths(monkeypatch: pytest.Monkey
             "template": pod_template}}},
         "replicas": {"type": "object", "additionalProperties": pod_template}}}
     assert type_errors(policy, kind_type("TrainRun", "1.30.0", schema), "1.30.0") == []
-
-
-@pytest.mark.parametrize(("spec", "message"), [
-    ("TrainRun:spec", "not GROUP/VERSION/KIND[/PLURAL]:PATH"),
-    ("example/v1/TrainRun:spec", "'example' is no API group"),
-    ("example.com/v1/trainRun:spec", "'trainRun' is no API kind"),
-    ("example.com/v1/TrainRun:spec.a[].b[]", "at most one `[]` or `*` a path"),
-    ("example.com/v1/TrainRun:spec.in.x", "'in' is no field name"),
-    ("example.com/v1/TrainRun:", "'' is no field name"),
-    ("ray.io/v1/RayCluster:spec", "RayCluster of ray.io is already judged"),
-])
-def test_a_kind_no_resource_can_be_is_a_usage_error(spec: str, message: str) -> None:
-    with pytest.raises(PinguardError, match=re.escape(message)):
-        custom([spec])
-
-
-def test_a_plural_is_guessed_as_kubectl_guesses_it_unless_given() -> None:
-    plurals = [group.resources[0].plural for group in custom(
-        ["a.io/v1/Policy:spec", "b.io/v1/Class:spec", "c.io/v1/Run:spec", "d.io/v1/Person/people:spec"])]
-    assert plurals == ["policies", "classes", "runs", "people"]

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from pinguard.admission import Source, params, vap
+from pinguard.admission import params, vap
+from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import locked_test_digest
 from tests.admission.cel import PER_CALL_LIMIT

@@ -20,7 +20,8 @@ import celpy
 import pytest
 import yaml
 
-from pinguard.admission import Source, params, vap
+from pinguard.admission import params, vap
+from pinguard.admission.objects import Source
 from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,13 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard.admission import Source, vap
+from pinguard.admission import vap
+from pinguard.admission.objects import Source
 from pinguard.cli import main
+from pinguard.commands.options import Options
 from pinguard.commands.run import run
 from pinguard.lock import lockfile
-from pinguard.options import Options
+from pinguard.policy.load import for_command
 from pinguard.read.paths import scan_paths
 from testing.fake_kube import APPLY_PATCH, FakeKube
 from testing.fake_registry import FakeRegistry, Response, Route
@@ -60,13 +63,14 @@ def _main(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]
     return status, out.getvalue(), err.getvalue()
 
 
-def _launch(fake: FakeKube, manifest: str, *, env: dict[str, str] | None = None,
+def _launch(fake: FakeKube, manifest: str, *, env: dict[str, str] | None = None, policies: Sequence[Path] = (),
             **kwargs: Any) -> tuple[int, str, str]:
-    """`run` as the command line calls it, polling fast, against the fake through a kubeconfig."""
+    """`run` as the command line calls it (its policy: those named, else the `aws-dlc` preset), polling fast,
+    against the fake through a kubeconfig."""
     out, err = io.StringIO(), io.StringIO()
     kubeconfig = fake.write_kubeconfig(Path("kubeconfig"), namespace="team")
     options = Options(stdout=out, stderr=err, env={"KUBECONFIG": str(kubeconfig), **(env or {})})
-    status = run(manifest, options, poll=0.01, **kwargs)
+    status = run(manifest, options, for_command(policies, "aws-dlc", project=False), poll=0.01, **kwargs)
     return status, out.getvalue(), err.getvalue()
 
 
@@ -191,7 +195,7 @@ def test_a_failed_job_exits_1(pinned: Path) -> None:
 
 def test_timeout_leaves_the_job_and_says_why(pinned: Path) -> None:
     with FakeKube(cluster_after=10**9) as fake:
-        status, _, err = _launch(fake, "training/rayjob.yaml", timeout=0.05)
+        status, _, err = _launch(fake, "training/rayjob.yaml", watch_timeout=0.05)
         assert fake.deleted == []
     assert status == 1
     assert "timed out after 0.05 s: RayJob team/qwen-fsdp is not started, 0 of 4 pods confirmed" in err
@@ -290,7 +294,7 @@ def test_dry_run_imports_neither_the_kubernetes_client_nor_ray(pinned: Path) -> 
     [
         (["training/missing.yaml"], "training/missing.yaml: no such file"),
         (["--lockfile", "none.lock", "training/rayjob.yaml"], "none.lock: no locked images: run `pinguard lock` first"),
-        (["--timeout", "0", "training/rayjob.yaml"], "--timeout must be more than 0 seconds"),
+        (["--watch-timeout", "0", "training/rayjob.yaml"], "--watch-timeout must be more than 0 seconds"),
     ],
 )
 def test_usage_errors_exit_2_before_anything_runs(pinned: Path, args: list[str], message: str) -> None:

@@ -58,8 +58,9 @@ class Tree:
 
     def run(self, *args: str) -> tuple[int, str, str]:
         out, err = io.StringIO(), io.StringIO()
+        online = args[0] != "pin" or "--resolve" in args  # `pin` alone refuses registry options: it reaches none
         flags = ["--mirror", f"public.ecr.aws={self.registry.registry.url}",
-                 "--ca-file", str(self.registry.registry.ca_file), *UNPACED]
+                 "--ca-file", str(self.registry.registry.ca_file), *UNPACED] if online else []
         env = {"HOME": str(self.work.parent / "home"), "PINGUARD_CACHE_DIR": str(self.work.parent / "cache")}
         status = main([*args, *flags], env=env, stdout=out, stderr=err)
         return status, out.getvalue(), err.getvalue()

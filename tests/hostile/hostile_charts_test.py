@@ -18,7 +18,7 @@ import pytest
 
 from pinguard.read.paths import scan_paths
 from pinguard.sources import charts
-from pinguard.sources.charts import chart_at_hand
+from pinguard.sources.charts import ChartCache
 from testing.costs import cpu_seconds, peak_memory
 
 BLOCK = "image:\n  repository: nginx\n  tag: '1.25'\n"
@@ -42,8 +42,7 @@ def _hostile(units: int) -> str:
 
 def _answered(values: str) -> Callable[[], object]:
     def read() -> object:
-        charts._loaded.clear()
-        chart = chart_at_hand(values)
+        chart = ChartCache().chart_at_hand(values)
         assert chart is not None
         return [chart.reads(("image",), "digest"), chart.reads(("image", "x"), "sha")]
     return read
@@ -61,10 +60,9 @@ def test_a_question_beyond_the_budget_is_answered_not_read(tmp_path: Path, monke
     # A helper the chart does not hold would make the answer "nobody can tell", and a digest written be trusted.
     values = _chart(tmp_path, '{{- with .Values.image }}{{ include "library.image" . }}{{ end }}',
                     BLOCK + f"  digest: {WRITTEN}\n")
-    assert chart_at_hand(values).reads(("image",), "digest") is None  # type: ignore[union-attr]
+    assert ChartCache().chart_at_hand(values).reads(("image",), "digest") is None  # type: ignore[union-attr]
     monkeypatch.setattr(charts, "_MAX_WORK", 10)
-    charts._loaded.clear()
-    chart = chart_at_hand(values)
+    chart = ChartCache().chart_at_hand(values)
     assert chart is not None and chart.reads(("image",), "digest") is False
     (found,) = scan_paths([values]).found
     assert found.digest_field is not None and found.digest_field.prefix == "@"  # the tag form
@@ -109,7 +107,7 @@ def test_every_member_of_a_packaged_subchart_counts(kind: bytes, tmp_path: Path,
         return read_header(cls, archive)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(tarfile.TarInfo, "fromtarfile", classmethod(counted))
-    chart = chart_at_hand(values)
+    chart = ChartCache().chart_at_hand(values)
     assert chart is not None and chart.reads(("sub", "image"), "digest") is False  # beyond the bounds: reads nothing
     assert headers <= charts._MAX_FILES + 2  # it stopped at the budget, not at the end of the archive
 
@@ -127,6 +125,6 @@ def test_what_a_packaged_subchart_unpacks_to_counts(members: list[tarfile.TarInf
     _package(tmp_path, members, data)
     packed = (tmp_path / "charts" / "sub-1.0.0.tgz").read_bytes()
     assert len(packed) < 1 << 20 and len(gzip.decompress(packed)) > charts._MAX_TOTAL_BYTES
-    chart, peak = peak_memory(lambda: chart_at_hand(values))
+    chart, peak = peak_memory(lambda: ChartCache().chart_at_hand(values))
     assert chart is not None and chart.subcharts == {}  # beyond the bounds: the chart reads nothing
     assert peak < 3 * charts._MAX_TOTAL_BYTES

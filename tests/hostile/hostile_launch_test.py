@@ -17,9 +17,10 @@ import pytest
 pytest.importorskip("kubernetes", reason="needs the k8s extra: pip install 'pinguard[k8s]'")
 
 from pinguard.cli import main
+from pinguard.commands.options import Options
 from pinguard.commands.run import run
 from pinguard.lock import lockfile
-from pinguard.options import Options
+from pinguard.policy.load import for_command
 from pinguard.read.paths import scan_paths
 from testing.fake_kube import FakeKube, add_ephemeral, image_id_for, pod
 from testing.lockdata import lock_for, locked_test_digest
@@ -121,7 +122,7 @@ def test_run_stops_the_job_when_a_debug_container_joins_a_confirmed_pod(pinned: 
         out, err = io.StringIO(), io.StringIO()
         kubeconfig = fake.write_kubeconfig(Path("kubeconfig"), namespace="team")
         options = Options(stdout=out, stderr=err, env={"KUBECONFIG": str(kubeconfig)})
-        status = run("training/rayjob.yaml", options, poll=0.01)
+        status = run("training/rayjob.yaml", options, for_command([], "aws-dlc", project=False), poll=0.01)
         assert fake.deleted == [("rayjobs", "team", "qwen-fsdp")]
     assert status == 1
     assert f"pod {head}: ray-head runs" in out.getvalue()  # confirmed before the debug container came

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
-from pinguard.policy import PolicyError, load
+from pinguard.policy.load import PolicyError, load
 from pinguard.policy.rules import require_provenance, require_sbom, require_signature
 from pinguard.policy.rules.common import Context
 from pinguard.provenance.model import OUTDATED, Build, Evidence, Sbom, Signature

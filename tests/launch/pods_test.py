@@ -5,7 +5,7 @@ from typing import Any
 
 from pinguard.launch.pods import ALLOWED, NOT_ALLOWED, NOT_LOCKED, UNPINNED, judge, started
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.policy import Sidecar
+from pinguard.policy.model import Sidecar
 from testing.fake_kube import image_id_for, pod
 
 NAME = "public.ecr.aws/deep-learning-containers/ray"

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.policy import PolicyError, Sidecar, for_command, load
+from pinguard.policy.load import PolicyError, for_command, load
+from pinguard.policy.model import Sidecar
 
 PROXY = "docker.io/istio/proxyv2:1.22.0"
 DIGEST = "sha256:" + "1" * 64

@@ -10,8 +10,9 @@ import yaml
 from pinguard.findings import Finding
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
-from pinguard.policy import Policy, load
-from pinguard.policy.rules import RULES
+from pinguard.policy.catalog import RULES
+from pinguard.policy.load import load
+from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.policy.run import findings
 from pinguard.read.paths import scan_paths
@@ -48,5 +49,5 @@ def assert_found(found: list[Finding], expected: list[tuple[int, int, str]], rul
 
 def files_flagged(rule: ModuleType, folder: Path) -> set[str]:
     """The files under `folder` (the current folder) that `rule` alone, at level error, reports."""
-    policy = Policy({rule.ID: {**rule.DEFAULT, "level": "error"}})
+    policy = Policy(rules={rule.ID: {**rule.DEFAULT, "level": "error"}})
     return {f.file for f in findings(policy, scan_paths([str(folder)]).files, Context(Lock(), "pinguard.lock"), "")}

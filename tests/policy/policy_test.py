@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.policy import PolicyError, for_command, load, preset
-from pinguard.policy.rules import DOCUMENT_LOCK_RULES, DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES
+from pinguard.policy import rules
+from pinguard.policy.catalog import DOCUMENT_LOCK_RULES, DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES
+from pinguard.policy.load import PolicyError, for_command, load, preset
 from tests.policy.helpers import check_rule
 
 
@@ -68,11 +69,37 @@ def test_the_project_policy_is_the_default_only_where_the_command_reads_it(
     assert for_command([Path("default")], "aws-dlc").rules["templated"]["level"] == "error"
 
 
-def test_every_rule_runs_as_its_type_says() -> None:
-    kinds = {"reference": REFERENCE_RULES, "document": DOCUMENT_RULES, "document-lock": DOCUMENT_LOCK_RULES,
-             "lock": LOCK_RULES}
-    assert sorted(rule.ID for rules in kinds.values() for rule in rules) == sorted(RULES)
-    assert all(rule.TYPE == kind for kind, rules in kinds.items() for rule in rules)
+def test_every_rule_module_is_in_the_catalog_and_runs_by_its_type() -> None:
+    modules = {path.stem for path in Path(rules.__file__).parent.glob("*.py")} - {"__init__", "common"}
+    assert sorted(module.__name__.rpartition(".")[2] for module in RULES.values()) == sorted(modules)
+    run = [rule.ID for kind in (REFERENCE_RULES, DOCUMENT_RULES, DOCUMENT_LOCK_RULES, LOCK_RULES) for rule in kind]
+    assert sorted(run) == sorted(RULES)  # each rule in one list: none with a TYPE that nothing runs
+
+
+def test_files_laid_over_each_other(tmp_path: Path) -> None:
+    """Later files win what they set, leave the rest, add to lists, and put their tag rules first."""
+    base = _policy(tmp_path, """\
+exclude: [a/*]
+tags: [{repository: "*", moving: "^b", frozen: "^c"}]
+helm: {digest-read: [a.yaml], binary: tools/helm, charts: [{chart: a}]}
+provenance: {lock: true, keys: [a.pub], trusted-root: root.json}
+sidecars: [{name: a}]
+""", "base.yaml")
+    top = _policy(tmp_path, """\
+exclude: [b/*]
+tags: [{repository: "x/*", moving: "^m", frozen: "^f"}]
+helm: {digest-read: [b.yaml], charts: [{chart: b}]}
+provenance: {lock: false, keys: []}
+sidecars: [{image: "b:*"}]
+""", "top.yaml")
+    policy = load([base, top])
+    assert policy.exclude == ("a/*", "b/*")
+    assert [rule.repository for rule in policy.tag_rules.rules] == ["x/*", "*"]
+    assert policy.sources.digest_read == ("a.yaml", "b.yaml")
+    assert policy.sources.helm.binary == str(tmp_path / "tools/helm")  # kept: `top` sets none
+    assert [deployment.chart for deployment in policy.sources.helm.deployments] == [tmp_path / "a", tmp_path / "b"]
+    assert (policy.lock_provenance, policy.trust.keys, policy.trust.trusted_root) == (False, (), tmp_path / "root.json")
+    assert [(sidecar.name, sidecar.image) for sidecar in policy.sidecars] == [("a", None), (None, "b:*")]
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import requests
 
 from pinguard.errors import DeadlinePassed
 from pinguard.registry.pacer import MIN_RATE, Deadline, Pacer, Quota
+from pinguard.registry.wire import Headers, Response
 
 
 class Clock:
@@ -26,12 +26,9 @@ class Clock:
         self.now += seconds
 
 
-def answer(status: int, retry_after: str | None = None) -> requests.Response:
-    response = requests.Response()
-    response.status_code = status
-    if retry_after is not None:
-        response.headers["Retry-After"] = retry_after
-    return response
+def answer(status: int, retry_after: str | None = None) -> Response:
+    fields = {} if retry_after is None else {"retry-after": ("Retry-After", retry_after)}
+    return Response(status, "", Headers(fields), b"", "https://public.ecr.aws/v2/", "GET")
 
 
 def pacer(clock: Clock, rate: float | None, deadline_in: float = 1000.0, workers: int = 8) -> Pacer:
@@ -39,11 +36,11 @@ def pacer(clock: Clock, rate: float | None, deadline_in: float = 1000.0, workers
                  workers, clock=clock, sleep=clock.sleep)
 
 
-def sent_at(clock: Clock, paced: Pacer, answers: Iterator[requests.Response]) -> list[float]:
+def sent_at(clock: Clock, paced: Pacer, answers: Iterator[Response]) -> list[float]:
     """Send once through `paced`, answering each exchange from `answers`; the times each was sent."""
     times: list[float] = []
 
-    def exchange() -> requests.Response:
+    def exchange() -> Response:
         times.append(clock.now)
         return next(answers)
 
@@ -137,7 +134,7 @@ def test_threads_share_the_bucket() -> None:
     times: list[float] = []
     lock = threading.Lock()
 
-    def exchange() -> requests.Response:
+    def exchange() -> Response:
         with lock:
             times.append(time.monotonic())
         return answer(200)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from pinguard import sources
+from pinguard.sources import kinds
 from pinguard.sources.base import Found
 
 
 def _found(path: str, text: str, kind: str = "template") -> list[Found]:
-    found = sources.find(path, text, kind).found
+    found = kinds.find(path, text, kind).found
     for item in found:
         assert text[item.span.start:item.span.end] == item.value, item
     return found
@@ -150,7 +150,7 @@ def test_a_template_that_parses_as_yaml_is_reported_where_yaml_sees_a_mapping() 
         (10, 12, "nginx:1.25", False),
     ]
     assert _templated(found[:2]) == ["{{ .Values.image }}", '{{ include "x.image" . }}']
-    assert sources.find("pod.yaml", POD, "kubernetes").documents is not None  # parsed YAML, not read by lines
+    assert kinds.find("pod.yaml", POD, "kubernetes").documents is not None  # parsed YAML, not read by lines
 
 
 @pytest.mark.parametrize(

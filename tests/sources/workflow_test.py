@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from pinguard import sources
 from pinguard.lock.lockfile import locked_key
-from pinguard.sources import workflow
+from pinguard.sources import kinds, workflow
 from pinguard.sources.base import Found
 from pinguard.write.edits import apply, pin_edit
 from testing.lockdata import locked_test_digest
@@ -137,7 +136,7 @@ PROBLEMS: list[tuple[str, str]] = [
 
 
 def _find(text: str) -> list[Found]:
-    return sources.find(PATH, text, workflow.SOURCE).found
+    return kinds.find(PATH, text, workflow.SOURCE).found
 
 
 @pytest.mark.parametrize(("source", "expected"), [case[1:] for case in MATRIX + ACTIONS], ids=[case[0] for case in MATRIX + ACTIONS])

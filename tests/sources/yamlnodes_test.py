@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pinguard import sources
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.read.paths import scan_paths
-from pinguard.sources import yamlnodes
+from pinguard.sources import kinds, yamlnodes
 from pinguard.sources.base import Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
@@ -134,7 +133,7 @@ KINDS = [  # lines after the bomb, holding nginx:1.25 once, reached through it; 
 
 @pytest.mark.parametrize(("kind", "lines", "written"), KINDS)
 def test_a_merge_key_bomb_is_scanned(kind: str, lines: list[str], written: tuple[int, int, str]) -> None:
-    found = sources.find("x.yaml", "\n".join([*BOMB, *lines, ""]), kind).found
+    found = kinds.find("x.yaml", "\n".join([*BOMB, *lines, ""]), kind).found
     line, column, value = written
     assert [(f.line, f.column, f.value) for f in found] == [(len(BOMB) + line, column, value)]
     assert [str(f.reference) for f in found] == ["docker.io/library/nginx:1.25"]
@@ -183,7 +182,7 @@ def test_thousands_of_references_in_one_file_are_each_where_written(newline: str
         lines.append(f"    - {{name: a{pad}, image: {value}}}" if n % 3 else f"    - image: '{value}'")
         expected.append((len(lines), lines[-1].index(value) + 1, value))
     text = newline.join(lines) + newline
-    found = sources.find("pods.yaml", text, "kubernetes").found
+    found = kinds.find("pods.yaml", text, "kubernetes").found
     assert [(f.line, f.column, f.value) for f in found] == expected
     assert [(f.line, f.column) for f in found] == [_naive(text, f.span.start) for f in found]
 
@@ -196,12 +195,12 @@ def test_thousands_of_references_in_a_template_are_each_where_written() -> None:
         lines += [f"- name: pod-{n}", f"  image: {value}"]
         expected.append((len(lines), 10, value))
     text = "\n".join(lines) + "\n"
-    found = sources.find("pods.yaml", text, "kubernetes").found
+    found = kinds.find("pods.yaml", text, "kubernetes").found
     assert [(f.line, f.column, f.value) for f in found] == expected
 
 
 def test_compose_services_merged_in_are_read() -> None:
     # Docker Compose reads YAML merge keys: a service merged in with `<<` runs as one written out.
     text = "x-svcs: &svcs\n  db: {image: evil.example/db:latest}\nservices:\n  <<: *svcs\n  web: {image: nginx:1.25}\n"
-    found = sources.find("compose.yaml", text, "compose").found
+    found = kinds.find("compose.yaml", text, "compose").found
     assert [(f.line, f.value) for f in found] == [(2, "evil.example/db:latest"), (5, "nginx:1.25")]

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
 ID = "allowed-registries"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {"allow": [str]}
 DEFAULT: dict[str, object] = {"level": "off", "allow": []}
 

@@ -9,13 +9,14 @@ FAIL: `image: nginx:latest`, `image: nginx`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
 ID = "denied-tags"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {"tags": [str], "untagged": bool}
 DEFAULT: dict[str, object] = {"level": "error", "tags": ["latest"], "untagged": True}
 

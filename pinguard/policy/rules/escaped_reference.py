@@ -11,6 +11,7 @@ FAIL: `image: "\\x65vil.example/tools:latest"`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import locked_key
@@ -18,7 +19,7 @@ from pinguard.policy.rules.common import Conf, Context, at
 from pinguard.sources.base import Found
 
 ID = "escaped-reference"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "error"}
 

@@ -10,6 +10,7 @@ FAIL: `ray:train-ml-cuda-v1.1@sha256:...` (warning: the frozen tag is `train-ml-
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
@@ -17,7 +18,7 @@ from pinguard.resolve.tags import TagKind
 from pinguard.sources.base import Found
 
 ID = "moving-tag"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "off"}
 

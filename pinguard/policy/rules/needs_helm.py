@@ -15,13 +15,14 @@ FAIL: `image: {repository: quay.io/prometheus/prometheus, tag: v3.1.0, distroles
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at
 from pinguard.sources.base import Found
 
 ID = "needs-helm"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "error"}
 

@@ -43,6 +43,7 @@ PASS: a GPU group with `replicas: 1`; a group without GPUs.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode
 
@@ -51,7 +52,7 @@ from pinguard.policy.rules.common import Conf, cluster_spec, containers, get, it
 from pinguard.sources.yamlnodes import Located, is_templated, scalar_text
 
 ID = "ray-efa"
-TYPE = "document"
+TYPE: Final = "document"
 CONF: dict[str, object] = {"require": [str]}
 DEFAULT: dict[str, object] = {"level": "off", "require": ["FI_PROVIDER", "NCCL_SOCKET_IFNAME", "vpc.amazonaws.com/efa"]}
 

@@ -17,6 +17,7 @@ FAIL: head on `rayproject/ray:2.40.0-py311`, workers on `rayproject/ray:2.40.0-p
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from yaml.nodes import Node, ScalarNode
 
@@ -27,7 +28,7 @@ from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import Located, found_at, scalar_text
 
 ID = "ray-same-image"
-TYPE = "document"
+TYPE: Final = "document"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "off"}
 

@@ -18,6 +18,7 @@ one platform without any, a statement about another digest, a builder not in `bu
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
@@ -37,7 +38,7 @@ from pinguard.provenance.model import Build, Evidence
 from pinguard.sources.base import Found
 
 ID = "require-provenance"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {"repositories": [str], "builders": [str], "sources": [str], "allow-unsigned": bool,
                            "require-index": bool}
 DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "builders": [], "sources": [],

@@ -11,6 +11,7 @@ FAIL: `sbom = []`, an SBOM for one platform only, or provenance never checked
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
@@ -19,7 +20,7 @@ from pinguard.provenance.model import OUTDATED, Evidence
 from pinguard.sources.base import Found
 
 ID = "require-sbom"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {"repositories": [str], "require-index": bool}
 DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "require-index": False}
 

@@ -23,6 +23,7 @@ a signer not listed; a signature that did not verify
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
@@ -42,7 +43,7 @@ from pinguard.provenance.model import OUTDATED, Evidence, Signature
 from pinguard.sources.base import Found
 
 ID = "require-signature"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {"repositories": [str], "keys": [str], "identities": [str], "issuers": [str],
                            "require-index": bool}
 DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "keys": [], "identities": [], "issuers": [],

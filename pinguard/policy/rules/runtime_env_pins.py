@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from typing import Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -35,7 +36,7 @@ from pinguard.sources.base import SourceError
 from pinguard.sources.yamlnodes import Located, compose, embedded, mapping_get, same_position, scalar_text, walk_pairs
 
 ID = "runtime-env-pins"
-TYPE = "document"
+TYPE: Final = "document"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "off"}
 

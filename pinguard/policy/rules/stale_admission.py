@@ -41,10 +41,11 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Final
 
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
-from pinguard.admission import LAYOUT_LABEL, MANAGED_BY, Source
+from pinguard.admission.objects import LAYOUT_LABEL, MANAGED_BY, Source
 from pinguard.admission.params import CLASS, CLASSES, FROM, MAX_CELLS, TO, cells, entry_name, key, name_class
 from pinguard.errors import PinguardError
 from pinguard.findings import Problem
@@ -53,7 +54,7 @@ from pinguard.policy.rules.common import Conf, Context, get, items
 from pinguard.sources.yamlnodes import Located, mapping_pairs, scalar_text
 
 ID = "stale-admission"
-TYPE = "document-lock"
+TYPE: Final = "document-lock"
 MARK = MANAGED_BY[1]  # the label value every object it checks carries
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "error"}

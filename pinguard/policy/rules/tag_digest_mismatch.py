@@ -16,13 +16,14 @@ FAIL: `trainer:1.0@sha256:bbb...` locked with `lock: digest` while `trainer:1.0`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
 ID = "tag-digest-mismatch"
-TYPE = "reference"
+TYPE: Final = "reference"
 REFUSE, LOCK_TAG, KEEP_DIGEST = "refuse", "tag", "digest"  # what `lock` does with a digest its tag does not serve
 CONF: dict[str, object] = {"lock": (REFUSE, LOCK_TAG, KEEP_DIGEST)}
 DEFAULT: dict[str, object] = {"level": "error", "lock": REFUSE}

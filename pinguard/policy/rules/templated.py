@@ -11,13 +11,14 @@ FAIL: `image: ${IMAGE}`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at
 from pinguard.sources.base import Found
 
 ID = "templated"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "warning"}
 

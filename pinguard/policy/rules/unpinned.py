@@ -9,13 +9,14 @@ FAIL: `image: nginx:1.25`
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
 ID = "unpinned"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "error"}
 

@@ -10,13 +10,14 @@ FAIL: `digest: sha256:4c0f...` (the chart's templates never read `.digest`)
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.policy.rules.common import Conf, Context
 from pinguard.sources.base import Found
 
 ID = "unread-digest"
-TYPE = "reference"
+TYPE: Final = "reference"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "error"}
 

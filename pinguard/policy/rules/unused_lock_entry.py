@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Final
 
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import locked_key, toml_string
@@ -17,15 +18,15 @@ from pinguard.policy.rules.common import Conf, Context
 from pinguard.sources.base import Found
 
 ID = "unused-lock-entry"
-TYPE = "lock"
+TYPE: Final = "lock"
 CONF: dict[str, object] = {}
 DEFAULT: dict[str, object] = {"level": "warning"}
 
 
 def check(conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]:
-    used = {locked_key(f.reference) for f in found if f.reference is not None}
+    used = context.lock.referenced(locked_key(f.reference) for f in found if f.reference is not None)
     for entry in context.lock:
-        if entry.key not in used:
+        if entry.key not in used.entries:
             yield Problem(context.lockfile, _line_of(lock_text, entry.name, entry.tag), 1,
                           f"{entry.name}:{entry.tag} is locked but no checked file references it: "
                           "run `pinguard lock` to drop it", f"{entry.name}:{entry.tag}")

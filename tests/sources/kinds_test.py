@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from pinguard import sources
+from pinguard.sources import kinds
+from pinguard.sources.base import SourceError, SourceSettings
 
 K8S = "apiVersion: v1\nkind: Pod\n"
 WORKFLOW = "name: ci\non: [push]\njobs:\n  a: {}\n"
@@ -52,15 +53,28 @@ KUSTOMIZE = "resources: [a.yaml]\nimages:\n- name: nginx\n"
     ],
 )
 def test_detect(path: str, text: str, kind: str) -> None:
-    assert sources.may_hold_images(path.rpartition("/")[2])
-    assert sources.detect(path, text) == kind
+    assert kinds.may_hold_images(path.rpartition("/")[2])
+    assert kinds.detect(path, text) == kind
+
+
+def test_every_kind_has_its_finder_in_the_one_table() -> None:
+    assert sorted(kinds.FINDERS) == [
+        "compose", "dockerfile", "helm", "kubernetes", "kustomize", "runtime_env", "template", "workflow"]
+
+
+def test_the_settings_reach_the_source_through_the_table() -> None:
+    values = 'image:\n  repository: nginx\n  tag: "1.25"\n'
+    ((alone,), (told,)) = (kinds.find("deploy/values.yaml", values, "helm", settings).found
+                           for settings in (SourceSettings(), SourceSettings(digest_read=("deploy/*",))))
+    assert alone.digest_field is not None and alone.digest_field.prefix == "@"  # no chart at hand: beside the tag
+    assert told.digest_field is not None and told.digest_field.prefix == "  digest: "  # the policy: the chart reads it
 
 
 @pytest.mark.parametrize(
     "name", ["Dockerfile.md", "Dockerfile.MD", "README.md", "main.py", "notes.txt", "chart.tgz", "tpl"],
 )
 def test_other_files_are_not_read(name: str) -> None:
-    assert not sources.may_hold_images(name)
+    assert not kinds.may_hold_images(name)
 
 
 TEMPLATE = """\
@@ -81,7 +95,7 @@ spec:
 
 
 def test_a_template_that_is_not_yaml_is_read_line_by_line() -> None:
-    found = sources.find("templates/deploy.yaml", TEMPLATE, "kubernetes").found
+    found = kinds.find("templates/deploy.yaml", TEMPLATE, "kubernetes").found
     assert [(f.line, f.column, f.value, f.reference is not None) for f in found] == [
         (8, 19, "{{ .Values.image.repository }}:{{ .Values.image.tag }}", False),
         (10, 18, "busybox:1.36", True),
@@ -91,12 +105,12 @@ def test_a_template_that_is_not_yaml_is_read_line_by_line() -> None:
 
 
 def test_invalid_yaml_without_templates_is_an_error() -> None:
-    with pytest.raises(sources.SourceError) as raised:
-        sources.find("pod.yaml", "kind: Pod\nspec: [image: x\n  - y\n", "kubernetes")
+    with pytest.raises(SourceError) as raised:
+        kinds.find("pod.yaml", "kind: Pod\nspec: [image: x\n  - y\n", "kubernetes")
     assert raised.value.line >= 2 and "invalid YAML" in str(raised.value)
 
 
 def test_a_mapping_used_as_a_key_is_no_image_key() -> None:
-    (templated,) = sources.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found  # a mapping, written `{{`
+    (templated,) = kinds.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found  # a mapping, written `{{`
     assert (templated.value, templated.reference) == ("{{}}", None)
-    assert sources.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes").found[0].value == "nginx:1.25"
+    assert kinds.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes").found[0].value == "nginx:1.25"

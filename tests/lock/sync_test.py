@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,11 +13,13 @@ import pytest
 from pinguard.errors import NotFound, PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.sync import LockUpdate, sync_lock
-from pinguard.options import Options
 from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference
+from pinguard.registry.manifest import Platform
+from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve import online
 from pinguard.resolve.resolved import Resolved
+from pinguard.resolve.settings import OnlineSettings
 from pinguard.resolve.tags import TagKind
 from testing.lockdata import lock_for, locked_test_digest
 
@@ -41,8 +42,8 @@ def _scan(tree: Path, *images: str) -> Scan:
     return scan_paths(["."])
 
 
-def _options() -> Options:
-    return Options(stdout=io.StringIO(), stderr=io.StringIO())
+def _sync(result: Scan) -> LockUpdate:
+    return sync_lock(result, Path("pinguard.lock"), OnlineSettings(RegistrySettings(), (Platform("linux", "amd64"),)))
 
 
 def _resolved(reference: Reference) -> Resolved:
@@ -60,7 +61,7 @@ class _Registry:
         self.asked: list[str] = []
 
     def __call__(self, references: Sequence[Reference],
-                 options: Options) -> dict[Reference, Resolved | PinguardError]:
+                 settings: OnlineSettings) -> dict[Reference, Resolved | PinguardError]:
         self.asked += [str(reference) for reference in references]
         return {reference: NotFound(f"{reference.tag} not found") if str(reference) in self.failing
                 else _resolved(reference) for reference in references}
@@ -72,7 +73,7 @@ def test_a_lock_that_knows_every_reference_asks_no_registry_and_stays_byte_ident
     lockfile.write(tree / "pinguard.lock", lock_for(result.found))
     before = (tree / "pinguard.lock").stat()
     monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)  # importing the network stack now fails
-    assert sync_lock(result, _options()) == LockUpdate((), kept=2, dropped=0)
+    assert _sync(result) == LockUpdate((), kept=2, dropped=0)
     after = (tree / "pinguard.lock").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not even rewritten
 
@@ -83,10 +84,10 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
     result = _scan(tree, "nginx:1.25", "redis", "redis:latest", "busybox:1.36", f"busybox:1.36@{WRITTEN}")
 
-    locked = sync_lock(result, _options())
+    locked = _sync(result)
     # `redis` is resolved as `redis:latest`; a name:tag also written with a digest is resolved by that digest.
     assert registry.asked == [f"{REDIS}:latest", f"docker.io/library/busybox:1.36@{WRITTEN}"]
-    assert locked is not None and (locked.kept, locked.dropped) == (1, 0)
+    assert (locked.kept, locked.dropped) == (1, 0)
     assert [entry.key for entry in locked.new] == [(REDIS, "latest"), ("docker.io/library/busybox", "1.36")]
     assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [
         ("docker.io/library/busybox", "1.36"), (NGINX, "1.25"), (REDIS, "latest")]
@@ -95,7 +96,7 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
 def test_entries_no_file_references_are_dropped(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25", "redis:7.2").found))
     monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)
-    assert sync_lock(_scan(tree, "nginx:1.25"), _options()) == LockUpdate((), kept=1, dropped=1)
+    assert _sync(_scan(tree, "nginx:1.25")) == LockUpdate((), kept=1, dropped=1)
     assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [(NGINX, "1.25")]
 
 
@@ -104,9 +105,9 @@ def test_a_failure_is_reported_and_leaves_the_lockfile_byte_identical(tree: Path
     monkeypatch.setattr(online, "resolve_references", _Registry(failing=[f"{REDIS}:7.2"]))
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))
     before = (tree / "pinguard.lock").read_bytes()
-    err = io.StringIO()
-    assert sync_lock(_scan(tree, "busybox:1.36", "redis:7.2"), Options(io.StringIO(), err)) is None
-    assert err.getvalue() == "pinguard: redis:7.2: 7.2 not found\npinguard: pinguard.lock left unchanged\n"
+    with pytest.raises(PinguardError) as failed:
+        _sync(_scan(tree, "busybox:1.36", "redis:7.2"))
+    assert (failed.value.details, str(failed.value)) == (("redis:7.2: 7.2 not found",), "pinguard.lock left unchanged")
     assert (tree / "pinguard.lock").read_bytes() == before
 
 

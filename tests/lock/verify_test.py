@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -15,9 +14,10 @@ from pinguard.errors import DeadlinePassed, RegistryError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_entries
-from pinguard.options import Options
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
+from pinguard.registry.manifest import Platform
+from pinguard.resolve.settings import OnlineSettings
 from testing.fake_registry import FakeRegistry, Response, Route, serve_manifests
 from testing.images import Manifest, multi_platform
 from tests.registry.conftest import REGISTRY, settings_for
@@ -41,9 +41,9 @@ def fake() -> Iterator[FakeRegistry]:
 
 def _check(fake: FakeRegistry, tmp_path: Path, entries: Sequence[LockEntry],
            told: list[LockEntry] | None = None) -> list[Verdict]:
-    options = Options(stdout=io.StringIO(), stderr=io.StringIO())
-    with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(tmp_path / "cache")) as client:
-        return verify_entries(entries, client, options, None if told is None else told.append)
+    settings = OnlineSettings(settings_for(fake.url, tmp_path), (Platform("linux", "amd64"),))
+    with RegistryClient(settings.registry, RegistryCache(tmp_path / "cache")) as client:
+        return verify_entries(entries, client, settings, None if told is None else told.append)
 
 
 def test_a_tag_still_on_its_digest_is_ok_for_one_request_every_time(fake: FakeRegistry, tmp_path: Path) -> None:

@@ -1,0 +1,137 @@
+"""`pinguard copy --to REGISTRY[/PREFIX] [--platform ...|--all-platforms] [--with-referrers] [--dry-run]
+[--create-repositories]`: every locked image copied digest for digest, and the lock told where.
+
+A line for each image as its copy ends (what was uploaded, mounted and skipped, and at what
+rate), then a summary. The lock is written once, at the end, recording each image copied
+whole; any image that failed makes the run fail (exit 2), the others recorded all the same.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import TextIO
+
+from pinguard.copy.ecr import RepositorySettings, create_repositories
+from pinguard.copy.plan import ImagePlan, Selection, plan_copy
+from pinguard.copy.retarget import Destination, parse_destination
+from pinguard.copy.transfer import Copier, Outcome, Tally
+from pinguard.errors import PinguardError
+from pinguard.lock import lockfile
+from pinguard.lock.exclusive import exclusive
+from pinguard.lock.lockfile import Copy, Lock
+from pinguard.provenance.model import utc_now
+from pinguard.reference import parse
+from pinguard.registry.cache import RegistryCache
+from pinguard.registry.client import RegistryClient
+from pinguard.registry.manifest import Platform
+from pinguard.registry.settings import RegistrySettings
+
+
+def copy(path: Path, to: str, *, registry: RegistrySettings, cache_dir: Path | None, stdout: TextIO,
+         platforms: Sequence[Platform] = (), all_platforms: bool = False, with_referrers: bool = False,
+         dry_run: bool = False, create: RepositorySettings | None = None) -> int:
+    """Copy every image of the lock at `path` under `to`; 0 when all were copied (or, dry, would be)."""
+    if platforms and all_platforms:
+        raise PinguardError("--platform and --all-platforms: give one or the other")
+    destination = parse_destination(to)
+    lock = lockfile.read(path)
+    if not lock:
+        raise PinguardError(f"{path}: no image is locked; run `pinguard lock` first")
+    selection = Selection(tuple(platforms), all_platforms, with_referrers)
+
+    def report(outcome: Outcome) -> None:
+        print(_line(outcome, dry_run), file=stdout, flush=True)
+
+    with RegistryClient(registry, RegistryCache(cache_dir)) as client:
+        client.expect((source.registry, source.repository) for source in map(parse, {e.name for e in lock}))
+        plans, failures = _plans(client, lock, destination, selection, registry.workers)
+        if create is not None:
+            _create(destination, plans, create, dry_run, stdout)
+        outcomes = Copier(client, dry_run=dry_run, done=report).copy(plans)
+    failures += [f"{o.plan.entry.name}:{o.plan.entry.tag}: {error}" for o in outcomes for error in o.errors]
+    print(_summary(outcomes, destination, dry_run), file=stdout)
+    if not dry_run:
+        _record(path, [outcome.plan for outcome in outcomes if outcome.ok])
+    if failures:
+        copied = sum(outcome.ok for outcome in outcomes)
+        verb = "would not be copied" if dry_run else "not copied"
+        raise PinguardError(f"{len(lock) - copied} of {len(lock)} images {verb} to {destination}", details=failures)
+    return 0
+
+
+def _plans(client: RegistryClient, lock: Lock, destination: Destination, selection: Selection,
+           workers: int) -> tuple[list[ImagePlan], list[str]]:
+    """Each entry's plan (read from the source), and a line for each entry that could not be planned."""
+    def plan(entry: lockfile.LockEntry) -> ImagePlan | str:
+        try:
+            return plan_copy(client, entry, destination.name_for(entry.name), selection)
+        except PinguardError as exc:
+            return f"{entry.name}:{entry.tag}: {exc}"
+
+    with ThreadPoolExecutor(max(workers, 1), thread_name_prefix="pinguard-plan") as pool:
+        planned = list(pool.map(plan, lock))
+    return [p for p in planned if isinstance(p, ImagePlan)], [p for p in planned if isinstance(p, str)]
+
+
+def _create(destination: Destination, plans: Sequence[ImagePlan], settings: RepositorySettings, dry_run: bool,
+            stdout: TextIO) -> None:
+    names = sorted({plan.target_repository for plan in plans})
+    if dry_run:
+        print(f"would create in {destination.registry} where missing: {', '.join(names)}", file=stdout)
+        return
+    created = create_repositories(destination.registry, names, settings)
+    if created:
+        print(f"created in {destination.registry}: {', '.join(created)}", file=stdout)
+
+
+def _record(path: Path, copied: Sequence[ImagePlan]) -> None:
+    """The copies recorded in the lock as it is now (read again: it may have changed meanwhile), for entries
+    still locked at the digest copied. A copy already recorded keeps its time: the lock changes only for news."""
+    with exclusive(path):
+        lock = lockfile.read(path)
+        news = []
+        for plan in copied:
+            entry = lock.get(plan.entry.name, plan.entry.tag)
+            if entry is not None and entry.digest == plan.entry.digest and all(
+                    copy.to != plan.target for copy in entry.copies):
+                news.append(replace(entry, copies=(*entry.copies, Copy(plan.target, utc_now()))))
+        if news:
+            lockfile.write(path, lock.with_entries(news))
+
+
+def _line(outcome: Outcome, dry_run: bool) -> str:
+    entry = outcome.plan.entry
+    where = f"{entry.name}:{entry.tag} to {outcome.plan.target}"
+    if not outcome.ok:
+        more = f" (and {len(outcome.errors) - 1} more)" if len(outcome.errors) > 1 else ""
+        return f"failed {where}: {outcome.errors[0]}{more}"
+    return f"{'would copy' if dry_run else 'copied'} {where}: {_counts(outcome.tally, outcome.seconds, dry_run)}"
+
+
+def _summary(outcomes: Sequence[Outcome], destination: Destination, dry_run: bool) -> str:
+    total = sum((outcome.tally for outcome in outcomes), Tally())
+    copied = sum(outcome.ok for outcome in outcomes)
+    seconds = max((outcome.seconds for outcome in outcomes), default=0.0)  # they all run together
+    verb = "would copy" if dry_run else "copied"
+    return f"{verb} {copied} of {len(outcomes)} images to {destination}: {_counts(total, seconds, dry_run)}"
+
+
+def _counts(tally: Tally, seconds: float, dry_run: bool) -> str:
+    if dry_run:
+        return (f"{tally.uploaded} blobs to upload ({_size(tally.bytes)}), {tally.mounted} to mount, "
+                f"{tally.skipped} there already, {tally.manifests} manifests to put")
+    rate = tally.bytes / seconds if seconds > 0 else 0.0
+    return (f"{tally.uploaded} blobs uploaded ({_size(tally.bytes)}), {tally.mounted} mounted, "
+            f"{tally.skipped} skipped, {tally.manifests} manifests put, {_size(rate)}/s in {seconds:.1f} s")
+
+
+def _size(count: float) -> str:
+    """Bytes in decimal units, as transfer rates are given."""
+    unit = next((unit for unit, scale in _UNITS if count >= scale), "B")
+    scale = dict(_UNITS).get(unit, 1)
+    return f"{count:.0f} B" if unit == "B" else f"{count / scale:.1f} {unit}"
+
+
+_UNITS = (("GB", 1e9), ("MB", 1e6), ("kB", 1e3))

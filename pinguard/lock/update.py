@@ -1,0 +1,99 @@
+"""Moving moved tags forward: what `update` would change, planned before anything is written.
+
+For every moving tag the scanned files reference and whose tag points to another digest now
+(as `verify` finds it, `moved` or `unserved`), the tag is resolved anew and the rebuild
+explained. The plan holds the new text of the lockfile and of every file pinning that name:tag;
+references without a digest are left to `pin`. Nothing here writes: the command commits the
+plan all or nothing, holding the lockfile (`exclusive`) from the plan to the commit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pinguard.errors import DeadlinePassed, PinguardError
+from pinguard.lock import explain, lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.lock.verify import Status, deadline_lines, read_lock, verify_with_progress
+from pinguard.read.files import TextFile, UnreadableFile
+from pinguard.read.paths import Scan
+from pinguard.registry.client import RegistryClient
+from pinguard.resolve.online import entries_with_evidence, open_client
+from pinguard.resolve.settings import OnlineSettings
+from pinguard.write.plan import repin
+
+# What `update` moves forward to where the tag points now: a tag that moved, and one locked at a
+# digest it did not point to (the policy's `tag-digest-mismatch: {lock: digest}`), which updating ends.
+_MOVED = (Status.MOVED, Status.UNSERVED)
+_UNCHANGED = "nothing written"
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    rebuilds: list[explain.Rebuild]  # each tag that moved, with what changed
+    # The new text of each file re-pinned, then of the lockfile when anything moved. The lockfile is
+    # staged with the files, so anything failing before the renames (a file changed meanwhile, a
+    # symlink out of the tree, a full disk) writes nothing at all. It is renamed last: should a rename
+    # fail midway, the files are ahead of the lockfile, which a second `update` repairs (the tag is
+    # still `moved` against the lock); a lockfile ahead of the files would look done to `update`.
+    changes: list[tuple[TextFile, str]]
+
+    @property
+    def repinned(self) -> int:
+        """How many files besides the lockfile change."""
+        return len(self.changes) - 1 if self.rebuilds else 0
+
+
+def plan_update(result: Scan, path: Path, settings: OnlineSettings) -> UpdatePlan:
+    """What moving the moved tags of the lockfile at `path` forward changes, for the files `result` scanned.
+
+    A PinguardError, a line for each entry that could not be checked, when any could not.
+    """
+    lock = read_lock(path)
+    lock_file = _lock_file(path, lock)
+    referenced = lock.referenced(locked_key(found.reference) for found in result.found if found.reference is not None)
+    candidates = [entry for entry in referenced if entry.tag_kind == "moving"]
+    with open_client(settings) as client:
+        rebuilds = _rebuilds(client, candidates, settings)
+    moved = [rebuild.new for rebuild in rebuilds]
+    changes = [(scanned.file, text) for scanned, text in repin(result, Lock().with_entries(moved))]
+    if rebuilds:
+        changes.append((lock_file, lockfile.dumps(lock.with_entries(moved))))
+    return UpdatePlan(rebuilds, changes)
+
+
+def _lock_file(path: Path, lock: Lock) -> TextFile:
+    """The bytes the new lockfile replaces: `commit` writes nothing if they change before it renames."""
+    try:
+        file = TextFile.read(path)
+    except UnreadableFile as exc:
+        raise LockfileError(f"{path}: {exc}") from None
+    if lockfile.loads(file.text, str(path)) != lock:  # changed since `lock` was read from it
+        raise LockfileError(f"{path}: changed while pinguard was working; nothing was written")
+    return file
+
+
+def _rebuilds(client: RegistryClient, candidates: list[LockEntry],
+              settings: OnlineSettings) -> list[explain.Rebuild]:
+    """Each moved candidate explained; a PinguardError when any cannot be checked."""
+    verdicts = verify_with_progress(candidates, client, settings)
+    failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, *_MOVED)]
+    if failed:
+        said = [f"{verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}"
+                for verdict in failed if not isinstance(verdict.error, DeadlinePassed)]
+        raise PinguardError(_UNCHANGED, details=[*said, *(f"error: {line}" for line in deadline_lines(verdicts))])
+    moved = [(verdict.entry, LockEntry.from_resolved(verdict.current))
+             for verdict in verdicts if verdict.status in _MOVED and verdict.current is not None]
+    new = _with_provenance(client, moved, settings)
+    return [explain.explain(client, old, entry) for (old, _), entry in zip(moved, new, strict=True)]
+
+
+def _with_provenance(client: RegistryClient, moved: list[tuple[LockEntry, LockEntry]],
+                     settings: OnlineSettings) -> list[LockEntry]:
+    """The new entries, with their provenance where the old ones had theirs recorded (or it is asked for)."""
+    wanted = [i for i, (old, _) in enumerate(moved) if old.evidence is not None or settings.provenance]
+    new = [entry for _, entry in moved]
+    checked = entries_with_evidence(client, [new[i] for i in wanted], settings.trust, _UNCHANGED) if wanted else []
+    for i, entry in zip(wanted, checked, strict=True):
+        new[i] = entry
+    return new

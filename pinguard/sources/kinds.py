@@ -1,0 +1,94 @@
+"""Which kind a file is, and the references in it, found by that kind's source.
+
+Kind detection lives here and only here: by file name first, then, for generic YAML,
+by a cheap look at the top-level keys. Every source is found through one table, each
+source's `find(path, text, settings)`; a YAML file that is no YAML but a template is
+read line by line (`templates.py`) under its own kind.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+
+from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, templates, workflow
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
+from pinguard.sources.yamlnodes import Located
+
+# YAML or JSON, or a template of it. `-template` and `.in` files are mostly filled by envsubst or
+# configure and are YAML as they stand; the others are templates (`_TEMPLATE_NAME`).
+_YAML_NAME = re.compile(r"\.(ya?ml|json)([.-]template|\.tmpl|\.gotmpl|\.tpl|\.j2|\.in)?$", re.IGNORECASE)
+_TEMPLATE_NAME = re.compile(r"\.tpl$|\.(ya?ml|json)\.(template|tmpl|gotmpl|j2)$", re.IGNORECASE)
+_DOCKERFILE_NAME = re.compile(r"(^|[.\-_])(docker|container)file([.\-_]|$)", re.IGNORECASE)
+_COMPOSE_NAME = re.compile(r"(^|[.\-_])(docker-)?compose([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
+_VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
+_KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
+_RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
+
+FINDERS: Mapping[str, Callable[[str, str, SourceSettings], Searched]] = {
+    module.SOURCE: module.find
+    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, templates, workflow)
+}
+
+
+def may_hold_images(name: str) -> bool:
+    """Whether a file of this name is worth reading at all: every file that `detect` gives a kind."""
+    return bool(_YAML_NAME.search(name) or _TEMPLATE_NAME.search(name) or _is_dockerfile(name))
+
+
+def _is_dockerfile(name: str) -> bool:
+    return bool(_DOCKERFILE_NAME.search(name)) and not _YAML_NAME.search(name) and not name.lower().endswith(".md")
+
+
+def detect(path: str, text: str) -> str:
+    """The source kind of a file whose name `may_hold_images`: by name, then by its top-level keys."""
+    name = PurePosixPath(path).name
+    if _is_dockerfile(name):
+        return dockerfile.SOURCE  # a templated Dockerfile too: FROM lines are found the same way
+    if _TEMPLATE_NAME.search(name):
+        return templates.SOURCE
+    if _RUNTIME_ENV_NAME.search(name):
+        return runtime_env.SOURCE
+    if _KUSTOMIZATION_NAME.search(name):
+        return kustomize.SOURCE
+    if "/.github/workflows/" in f"/{path}" or name in ("action.yml", "action.yaml"):
+        return workflow.SOURCE
+    if _COMPOSE_NAME.search(name):
+        return compose.SOURCE
+    if _VALUES_NAME.search(name):
+        return helm.SOURCE
+    if _top_level(text, "jobs") and any(_top_level(text, on) for on in ("on", '"on"', "'on'", "true")):
+        return workflow.SOURCE
+    if not _top_level(text, "apiVersion"):
+        if _top_level(text, "services"):
+            return compose.SOURCE
+        if _top_level(text, "images"):
+            return kustomize.SOURCE
+    return kubernetes.SOURCE
+
+
+def _top_level(text: str, key: str) -> bool:
+    """Whether a line starts with `key:`; a substring search, far cheaper than a regular expression."""
+    return text.startswith(key + ":") or f"\n{key}:" in text
+
+
+def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
+    """The references in a file of a known kind; a YAML file that is a template is read line by line.
+
+    `settings` carry what the policy tells the sources.
+    """
+    try:
+        searched = FINDERS[kind](path, text, settings)
+    except SourceError as exc:
+        if kind == dockerfile.SOURCE or isinstance(exc, Unreadable) or not templates.looks_templated(text, kind):
+            raise
+        searched = Searched(templates.lines(path, text, kind))
+    found = searched.found
+    if searched.documents and "{{" in text:
+        templated = templates.templated_mappings(searched.documents, Located(text, path, kind))
+        found = sorted([*found, *templated], key=lambda item: item.span.start)
+    # A YAML alias reaches one written value from several places: it is one reference.
+    unique: dict[int, Found] = {}
+    for item in found:
+        unique.setdefault(item.span.start, item)
+    return Searched(list(unique.values()), searched.documents)

@@ -1,0 +1,31 @@
+"""What every source returns, and what a policy tells the sources."""
+from __future__ import annotations
+
+from pinguard.sources.base import Found, SourceError, SourceSettings, Span, Unreadable
+from pinguard.sources.charts import ChartCache
+
+
+def test_a_reference_is_where_its_span_starts() -> None:
+    found = Found("pod.yaml", "kubernetes", Span(40, 50, 4, 14), "nginx:1.25", None, "why")
+    assert (found.line, found.column) == (4, 14)
+
+
+def test_a_source_error_shows_what_it_quotes_cut_and_escaped() -> None:
+    error = SourceError("invalid YAML: found '\x1b[2J" + "x" * 5000 + "'", 3, 7)
+    assert (error.line, error.column) == (3, 7)
+    assert "\x1b" not in str(error) and "\\x1b[2J" in str(error) and len(str(error)) < 4200
+    assert isinstance(Unreadable("YAML nested too deeply to read", 1, 1), SourceError)
+
+
+def test_the_policy_names_values_files_whose_chart_reads_digest_by_glob() -> None:
+    settings = SourceSettings(digest_read=("deploy/*.yaml", "charts/*/values-*.yaml"))
+    assert settings.chart_reads_digest("deploy/values.yaml")
+    assert settings.chart_reads_digest("charts/api/values-prod.yaml")
+    assert not settings.chart_reads_digest("Deploy/values.yaml")  # as written, on every system
+    assert not SourceSettings().chart_reads_digest("deploy/values.yaml")
+
+
+def test_the_charts_a_scan_has_read_are_no_part_of_what_the_policy_says() -> None:
+    said = SourceSettings(digest_read=("deploy/*.yaml",))
+    scanning = SourceSettings(digest_read=("deploy/*.yaml",), charts=ChartCache())
+    assert scanning == said and hash(scanning) == hash(said) and "charts" not in repr(scanning)
