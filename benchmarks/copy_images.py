@@ -171,6 +171,7 @@ import json, os, sys
 from pathlib import Path
 from pinguard.commands.copy import copy
 from pinguard.registry.settings import RegistrySettings
+from pinguard.resolve.settings import OnlineSettings
 
 given = json.loads(sys.argv[1])
 target = given["to"].partition("/")[0]
@@ -178,7 +179,7 @@ mirrors = {"public.ecr.aws": given["source"], **({target: given["mirror"]} if gi
 settings = RegistrySettings(mirrors=mirrors, rates={"public.ecr.aws": 1000.0}, env={"HOME": given["home"]},
                             timeout=3600.0)
 with open(os.devnull, "w") as quiet:
-    sys.exit(copy(Path(given["lock"]), given["to"], registry=settings, cache_dir=Path(given["home"]) / "cache",
+    sys.exit(copy(Path(given["lock"]), given["to"], OnlineSettings(settings, (), Path(given["home"]) / "cache"),
                   stdout=quiet))
 """
 

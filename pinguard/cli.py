@@ -451,7 +451,7 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
 
         policy = _policy(args)
         online = _online(args, policy, options, cache_dir)
-        return copy(options.lockfile, args.to, registry=online.registry, cache_dir=cache_dir, stdout=options.stdout,
+        return copy(options.lockfile, args.to, online, stdout=options.stdout,
                     platforms=online.platforms if args.platform else (), all_platforms=args.all_platforms,
                     with_referrers=args.with_referrers, dry_run=args.dry_run,
                     create=policy.ecr if args.create_repositories else None)

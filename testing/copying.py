@@ -223,11 +223,12 @@ def main(arguments: Sequence[str]) -> int:
     """`python -m testing.copying LOCKFILE TO SOURCE_URL CA_FILE HOME`: a copy run as its own process,
     for tests that kill it."""
     from pinguard.commands.copy import copy
+    from pinguard.resolve.settings import OnlineSettings
 
     lockfile, to, source_url, ca_file, home = arguments
     settings = RegistrySettings(mirrors={SOURCE: source_url}, ca_file=ca_file, rates={SOURCE: PACED_AT},
                                 env={"HOME": home}, timeout=120.0)
-    return copy(Path(lockfile), to, registry=settings, cache_dir=Path(home) / "cache", stdout=sys.stdout)
+    return copy(Path(lockfile), to, OnlineSettings(settings, (), Path(home) / "cache"), stdout=sys.stdout)
 
 
 if __name__ == "__main__":

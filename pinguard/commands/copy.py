@@ -8,28 +8,23 @@ whole; any image that failed makes the run fail (exit 2), the others recorded al
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from pinguard.copy.ecr import RepositorySettings, create_repositories
-from pinguard.copy.plan import ImagePlan, Selection, plan_copy
+from pinguard.copy.plan import ImagePlan, Selection, plan_lock
+from pinguard.copy.record import record_copies
 from pinguard.copy.retarget import Destination, parse_destination
 from pinguard.copy.transfer import Copier, Outcome, Tally
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
-from pinguard.lock.exclusive import exclusive
-from pinguard.lock.lockfile import Copy, Lock
-from pinguard.provenance.model import utc_now
 from pinguard.reference import parse
-from pinguard.registry.cache import RegistryCache
-from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import Platform
-from pinguard.registry.settings import RegistrySettings
+from pinguard.resolve.online import open_client
+from pinguard.resolve.settings import OnlineSettings
 
 
-def copy(path: Path, to: str, *, registry: RegistrySettings, cache_dir: Path | None, stdout: TextIO,
+def copy(path: Path, to: str, online: OnlineSettings, *, stdout: TextIO,
          platforms: Sequence[Platform] = (), all_platforms: bool = False, with_referrers: bool = False,
          dry_run: bool = False, create: RepositorySettings | None = None) -> int:
     """Copy every image of the lock at `path` under `to`; 0 when all were copied (or, dry, would be)."""
@@ -44,35 +39,21 @@ def copy(path: Path, to: str, *, registry: RegistrySettings, cache_dir: Path | N
     def report(outcome: Outcome) -> None:
         print(_line(outcome, dry_run), file=stdout, flush=True)
 
-    with RegistryClient(registry, RegistryCache(cache_dir)) as client:
+    with open_client(online) as client:
         client.expect((source.registry, source.repository) for source in map(parse, {e.name for e in lock}))
-        plans, failures = _plans(client, lock, destination, selection, registry.workers)
+        plans, failures = plan_lock(client, lock, destination, selection, online.registry.workers)
         if create is not None:
             _create(destination, plans, create, dry_run, stdout)
         outcomes = Copier(client, dry_run=dry_run, done=report).copy(plans)
     failures += [f"{o.plan.entry.name}:{o.plan.entry.tag}: {error}" for o in outcomes for error in o.errors]
     print(_summary(outcomes, destination, dry_run), file=stdout)
     if not dry_run:
-        _record(path, [outcome.plan for outcome in outcomes if outcome.ok])
+        record_copies(path, [outcome.plan for outcome in outcomes if outcome.ok])
     if failures:
         copied = sum(outcome.ok for outcome in outcomes)
         verb = "would not be copied" if dry_run else "not copied"
         raise PinguardError(f"{len(lock) - copied} of {len(lock)} images {verb} to {destination}", details=failures)
     return 0
-
-
-def _plans(client: RegistryClient, lock: Lock, destination: Destination, selection: Selection,
-           workers: int) -> tuple[list[ImagePlan], list[str]]:
-    """Each entry's plan (read from the source), and a line for each entry that could not be planned."""
-    def plan(entry: lockfile.LockEntry) -> ImagePlan | str:
-        try:
-            return plan_copy(client, entry, destination.name_for(entry.name), selection)
-        except PinguardError as exc:
-            return f"{entry.name}:{entry.tag}: {exc}"
-
-    with ThreadPoolExecutor(max(workers, 1), thread_name_prefix="pinguard-plan") as pool:
-        planned = list(pool.map(plan, lock))
-    return [p for p in planned if isinstance(p, ImagePlan)], [p for p in planned if isinstance(p, str)]
 
 
 def _create(destination: Destination, plans: Sequence[ImagePlan], settings: RepositorySettings, dry_run: bool,
@@ -84,21 +65,6 @@ def _create(destination: Destination, plans: Sequence[ImagePlan], settings: Repo
     created = create_repositories(destination.registry, names, settings)
     if created:
         print(f"created in {destination.registry}: {', '.join(created)}", file=stdout)
-
-
-def _record(path: Path, copied: Sequence[ImagePlan]) -> None:
-    """The copies recorded in the lock as it is now (read again: it may have changed meanwhile), for entries
-    still locked at the digest copied. A copy already recorded keeps its time: the lock changes only for news."""
-    with exclusive(path):
-        lock = lockfile.read(path)
-        news = []
-        for plan in copied:
-            entry = lock.get(plan.entry.name, plan.entry.tag)
-            if entry is not None and entry.digest == plan.entry.digest and all(
-                    copy.to != plan.target for copy in entry.copies):
-                news.append(replace(entry, copies=(*entry.copies, Copy(plan.target, utc_now()))))
-        if news:
-            lockfile.write(path, lock.with_entries(news))
 
 
 def _line(outcome: Outcome, dry_run: bool) -> str:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from pinguard.errors import NotFound, RegistryError
-from pinguard.lock.lockfile import LockEntry
+from pinguard.copy.retarget import Destination
+from pinguard.errors import NotFound, PinguardError, RegistryError
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.provenance.discovery import COSIGN_SUFFIXES, cosign_tag, referrers_tag
 from pinguard.reference import is_digest, parse
 from pinguard.registry.client import RegistryClient
@@ -82,6 +84,20 @@ class ImagePlan:
     def blobs(self) -> list[Blob]:
         """Every blob of every manifest, each once."""
         return list({blob.digest: blob for node in self.nodes for blob in node.blobs}.values())
+
+
+def plan_lock(client: RegistryClient, lock: Lock, destination: Destination, selection: Selection,
+              workers: int) -> tuple[list[ImagePlan], list[str]]:
+    """Each entry's plan (read from the source), and a line for each entry that could not be planned."""
+    def plan(entry: LockEntry) -> ImagePlan | str:
+        try:
+            return plan_copy(client, entry, destination.name_for(entry.name), selection)
+        except PinguardError as exc:
+            return f"{entry.name}:{entry.tag}: {exc}"
+
+    with ThreadPoolExecutor(max(workers, 1), thread_name_prefix="pinguard-plan") as pool:
+        planned = list(pool.map(plan, lock))
+    return [p for p in planned if isinstance(p, ImagePlan)], [p for p in planned if isinstance(p, str)]
 
 
 def plan_copy(client: RegistryClient, entry: LockEntry, target: str, selection: Selection) -> ImagePlan:

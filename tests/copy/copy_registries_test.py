@@ -25,6 +25,7 @@ from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
+from pinguard.resolve.settings import OnlineSettings
 from testing.copying import (
     SOURCE,
     World,
@@ -98,7 +99,7 @@ def run(seeded: Seeded, tmp_path: Path, prefix: str, *, lock: Lock | None = None
     seeded.world.source_proxy.reset()
     try:
         status: int | PinguardError = copy(path, f"{options.pop('target', seeded.world.target_host)}/{prefix}",
-                                           registry=registry, cache_dir=home / "cache", stdout=out, **options)
+                                           OnlineSettings(registry, (), home / "cache"), stdout=out, **options)
     except PinguardError as exc:
         status = exc
     return status, out.getvalue(), path
