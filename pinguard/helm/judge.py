@@ -11,7 +11,6 @@ Helm refuses to render is read as text, with that said, and never pinned.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,7 +25,6 @@ from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, value_span
 
-_SEARCHED_UP = 16  # folders above a file looked at for a Chart.yaml
 FIXED = "no values line sets it: the chart writes it (in a template, or from its appVersion)"
 
 
@@ -62,7 +60,7 @@ class JudgedChart:
 
 
 class Judge:
-    """Finds each file's chart and judges each chart once per run."""
+    """Judges each chart once per run (`roots.py` finds which chart a file is in)."""
 
     def __init__(self, settings: HelmSettings, env: Mapping[str, str]) -> None:
         self._settings = settings
@@ -70,13 +68,10 @@ class Judge:
         self._helm: Helm | None = None
         self._located = False
         self._charts: dict[Path, JudgedChart] = {}
-        self._roots: dict[Path, Path | None] = {}  # by folder: the files of one folder share their chart
 
-    def chart_of(self, path: Path) -> JudgedChart | None:
-        if path.parent not in self._roots:
-            self._roots[path.parent] = outermost_chart(path)
-        root = self._roots[path.parent]
-        if root is None or self._binary() is None:
+    def chart_at(self, root: Path) -> JudgedChart | None:
+        """The chart at `root` as Helm renders it; None without a helm to render it."""
+        if self._binary() is None:
             return None
         key = root.resolve()
         if key not in self._charts:
@@ -123,22 +118,6 @@ def failure_notice(chart: JudgedChart, path: Path) -> list[Found]:
     if chart.failure is None or path.resolve() not in {v.resolve() for d in chart.deployments for v in d.values}:
         return []
     return [Found(path.as_posix(), "helm", Located("", path.as_posix(), "helm").span(0, 0), "", None, chart.failure)]
-
-
-def outermost_chart(path: Path) -> Path | None:
-    """The chart a file belongs to: the outermost folder above it holding a Chart.yaml (a subchart's
-    files belong to the chart that vendors it), spelled relative to the current folder when below it."""
-    found = None
-    folder = path.resolve().parent
-    for _ in range(_SEARCHED_UP):
-        if (folder / "Chart.yaml").is_file():
-            found = folder
-        if folder.parent == folder:
-            break
-        folder = folder.parent
-    if found is None:
-        return None
-    return Path(os.path.relpath(found)) if found.is_relative_to(Path.cwd()) else found
 
 
 def _read_render(chart: JudgedChart, index: int, deployment: Deployment,

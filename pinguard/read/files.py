@@ -8,7 +8,6 @@ remembered so that writing it back changes only what was edited.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +72,8 @@ def _listed(folder: str) -> list[str]:
 
 
 def _git_files(folder: str) -> list[str] | None:
+    import subprocess  # only where a folder is walked: checking the files named starts no process
+
     try:
         result = subprocess.run(
             ["git", "-C", folder, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],

@@ -7,15 +7,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from yaml.nodes import Node
 
 from pinguard.errors import PinguardError
-from pinguard.helm.judge import Judge, JudgedChart, failure_notice, found_in
+from pinguard.helm.roots import ChartRoots
 from pinguard.read.files import TextFile, UnreadableFile, walk
 from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
-from pinguard.sources.charts import ChartCache
+
+if TYPE_CHECKING:  # Helm's judging and the charts beside values files are imported when a file needs them
+    from pinguard.helm.judge import Judge, JudgedChart
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,8 @@ def each_file(paths: Sequence[str], errors: list[str],
     named = [argument for argument in paths if _usable(argument, errors)]
     if paths and not named:
         return  # every path named was wrong: reading the current folder instead would hide it
-    settings = replace(settings, charts=ChartCache())  # the charts beside values files: each read once a scan
-    judge = Judge(settings.helm, os.environ)
+    roots = ChartRoots()
+    judge: Judge | None = None
     for path in walk(named, Path.cwd()):
         if not kinds.may_hold_images(path.name):
             continue
@@ -108,14 +111,24 @@ def each_file(paths: Sequence[str], errors: list[str],
             errors.append(f"{path}:1:1: {exc}")
             continue
         kind = kinds.detect(path.as_posix(), file.text)
-        try:
-            chart = judge.chart_of(path)
-        except PinguardError as exc:  # the helm named cannot run: every chart would be misread
-            errors.append(f"{path}:1:1: {exc}")
-            return
+        root = roots.of(path)
+        chart = None
+        if root is not None:
+            from pinguard.helm.judge import Judge, failure_notice, found_in
+
+            judge = judge or Judge(settings.helm, os.environ)
+            try:
+                chart = judge.chart_at(root)
+            except PinguardError as exc:  # the helm named cannot run: every chart would be misread
+                errors.append(f"{path}:1:1: {exc}")
+                return
         if chart is not None and chart.judges(path):  # its text would only be read to be set aside
             yield ScannedFile(file, kind, found_in(chart, path), None, chart)
             continue
+        if kind == kinds.HELM and settings.charts is None:
+            from pinguard.sources.charts import ChartCache
+
+            settings = replace(settings, charts=ChartCache())  # the charts beside values files: each read once a scan
         try:
             searched = kinds.find(path.as_posix(), file.text, kind, settings)
         except SourceError as exc:

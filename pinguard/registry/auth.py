@@ -110,16 +110,20 @@ class Authenticator:
             self._looked_up = True
         return self._found
 
-    def learn(self, challenge: Challenge, scope: str) -> None:
-        """Remember the challenge of a 401; whatever token was refused for `scope` is dropped.
+    def learn(self, challenge: Challenge, scope: str, refused: str | None) -> None:
+        """Remember the challenge of a 401 to a request sent with the Authorization `refused`; the token it
+        carried is dropped for `scope`.
 
         Registries add `error="invalid_token"` or another scope to the challenge when they
-        refuse a token, so the old one must go whatever the new challenge says.
+        refuse a token, so that token must go whatever the new challenge says. One fetched
+        since stays: requests sent with the old token are still being answered 401 after the
+        new one came, and dropping it would fetch the same token again for each of them.
         """
         if self.challenge is not None:
-            if self._tokens.valid(self._key(scope)) is not None:
+            token = self._tokens.valid(self._key(scope))
+            if token is not None and refused == f"Bearer {token}":
                 self._combine = False  # a token was refused for its scope: ask for each scope alone
-            self._tokens.forget(self._key(scope))
+                self._tokens.forget(self._key(scope))
         self.challenge = challenge
 
     def identity(self) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pinguard.errors import DeadlinePassed
+from pinguard.registry.settings import Quota
 
 if TYPE_CHECKING:  # settings import this module, and offline commands import settings
     from pinguard.registry.wire import Response
@@ -46,22 +47,6 @@ _SPACING_SLACK = 0.005
 
 
 @dataclass(frozen=True)
-class Quota:
-    """The rate a registry is asked at, and why."""
-
-    rate: float | None  # requests per second; None: not held back until a 429
-    source: str = ""  # "anonymous", "credentials from AWS ecr-public", "--rate or policy"
-    hint: str = ""  # how the user could raise it
-
-    def describe(self, rate: float | None) -> str:
-        if rate is None:
-            return "not held back"
-        why = f" ({self.source}: {self.hint})" if self.hint else f" ({self.source})" if self.source else ""
-        lowered = f", lowered from {format_rate(self.rate)} after 429s" if self.rate and rate < self.rate else ""
-        return f"held to {format_rate(rate)} request/s{lowered}{why}"
-
-
-@dataclass(frozen=True)
 class Deadline:
     at: float  # on the pacer's clock (time.monotonic)
     seconds: float  # the timeout it came from, for messages
@@ -69,10 +54,6 @@ class Deadline:
     def passed(self, registry: str, when: str) -> DeadlinePassed:
         """The error for a request to `registry` the deadline stopped; `when` says at what point ("first")."""
         return DeadlinePassed(registry, f"{registry}: the run's deadline ({self.seconds:g} s, --timeout) came {when}")
-
-
-def format_rate(rate: float | None) -> str:
-    return "unlimited" if rate is None else f"{round(rate, 2):g}"
 
 
 class Pacer:

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pinguard.errors import PinguardError
-from pinguard.registry.pacer import Quota
 
 # Bodies are read whole, so each kind has a size cap.
 MANIFEST_LIMIT = 4 * 1024 * 1024  # the OCI distribution spec's suggested maximum for manifests
@@ -18,6 +17,26 @@ ECR_PUBLIC = "public.ecr.aws"
 # Pulls per second per address, not adjustable (ECR Public service quotas); every request counts.
 ECR_PUBLIC_ANONYMOUS_RATE = 1.0
 ECR_PUBLIC_AUTHENTICATED_RATE = 10.0
+
+
+@dataclass(frozen=True)
+class Quota:
+    """The rate a registry is asked at, and why."""
+
+    rate: float | None  # requests per second; None: not held back until a 429
+    source: str = ""  # "anonymous", "credentials from AWS ecr-public", "--rate or policy"
+    hint: str = ""  # how the user could raise it
+
+    def describe(self, rate: float | None) -> str:
+        if rate is None:
+            return "not held back"
+        why = f" ({self.source}: {self.hint})" if self.hint else f" ({self.source})" if self.source else ""
+        lowered = f", lowered from {format_rate(self.rate)} after 429s" if self.rate and rate < self.rate else ""
+        return f"held to {format_rate(rate)} request/s{lowered}{why}"
+
+
+def format_rate(rate: float | None) -> str:
+    return "unlimited" if rate is None else f"{round(rate, 2):g}"
 
 
 @dataclass(frozen=True)

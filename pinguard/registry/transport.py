@@ -105,8 +105,9 @@ class Transport:
         attempt = 0
         while True:
             attempt += 1
+            auth = self._auth.header(scope)
             try:
-                response = self._send(method, url, scope, headers, limit, data)
+                response = self._send(method, url, auth, headers, limit, data)
                 reason = f"{response.status_code} {shown(response.reason)}"
             except TLSFailed as exc:
                 if self._may_downgrade and url.startswith("https://") and not exc.untrusted:
@@ -121,7 +122,7 @@ class Transport:
             if response is not None and response.status_code == 401 and not reauthenticated:
                 challenge = _bearer_or_basic(response.headers.get("Www-Authenticate", ""))
                 if challenge is not None:
-                    self._auth.learn(challenge, scope)
+                    self._auth.learn(challenge, scope, refused=auth)
                     self._cache.remember_challenge(self._base, challenge)
                     reauthenticated = True
                     attempt -= 1  # answering a challenge is not a retry
@@ -146,10 +147,9 @@ class Transport:
                 self._base = "http://" + self._base.removeprefix("https://")
         return "http://" + url.removeprefix("https://")
 
-    def _send(self, method: str, url: str, scope: str, headers: Mapping[str, str], limit: int,
+    def _send(self, method: str, url: str, auth: str | None, headers: Mapping[str, str], limit: int,
               data: bytes | None) -> Response:
         """One exchange, following redirects by hand so credentials never leave the registry's host."""
-        auth = self._auth.header(scope)
         home = self._netloc  # a redirect or a next-page link elsewhere gets no credentials
         for _ in range(_MAX_REDIRECTS + 1):
             netloc = urlsplit(url).netloc

@@ -3,17 +3,25 @@
 Kind detection lives here and only here: by file name first, then, for generic YAML,
 by a cheap look at the top-level keys. Every source is found through one table, each
 source's `find(path, text, settings)`; a YAML file that is no YAML but a template is
-read line by line (`templates.py`) under its own kind.
+read line by line (`templates.py`) under its own kind. A source's module is imported when
+the first file of its kind is read: checking one manifest costs none of the others.
 """
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
-from pinguard.sources import compose, dockerfile, helm, kubernetes, kustomize, runtime_env, templates, workflow
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import Located
+
+# Each kind (its module's SOURCE) and the module of pinguard.sources that reads it.
+COMPOSE, DOCKERFILE, HELM, KUBERNETES = "compose", "dockerfile", "helm", "kubernetes"
+KUSTOMIZE, RUNTIME_ENV, TEMPLATE, WORKFLOW = "kustomize", "runtime_env", "template", "workflow"
+MODULES: Mapping[str, str] = {COMPOSE: "compose", DOCKERFILE: "dockerfile", HELM: "helm", KUBERNETES: "kubernetes",
+                              KUSTOMIZE: "kustomize", RUNTIME_ENV: "runtime_env", TEMPLATE: "templates",
+                              WORKFLOW: "workflow"}
 
 # YAML or JSON, or a template of it. `-template` and `.in` files are mostly filled by envsubst or
 # configure and are YAML as they stand; the others are templates (`_TEMPLATE_NAME`).
@@ -25,10 +33,13 @@ _VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECA
 _KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
 _RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
 
-FINDERS: Mapping[str, Callable[[str, str, SourceSettings], Searched]] = {
-    module.SOURCE: module.find
-    for module in (compose, dockerfile, helm, kubernetes, kustomize, runtime_env, templates, workflow)
-}
+
+
+def finder(kind: str) -> Callable[[str, str, SourceSettings], Searched]:
+    """The `find` of the source that reads `kind`, its module imported the first time."""
+    found: Callable[[str, str, SourceSettings], Searched] = importlib.import_module(
+        f"pinguard.sources.{MODULES[kind]}").find
+    return found
 
 
 def may_hold_images(name: str) -> bool:
@@ -44,27 +55,27 @@ def detect(path: str, text: str) -> str:
     """The source kind of a file whose name `may_hold_images`: by name, then by its top-level keys."""
     name = PurePosixPath(path).name
     if _is_dockerfile(name):
-        return dockerfile.SOURCE  # a templated Dockerfile too: FROM lines are found the same way
+        return DOCKERFILE  # a templated Dockerfile too: FROM lines are found the same way
     if _TEMPLATE_NAME.search(name):
-        return templates.SOURCE
+        return TEMPLATE
     if _RUNTIME_ENV_NAME.search(name):
-        return runtime_env.SOURCE
+        return RUNTIME_ENV
     if _KUSTOMIZATION_NAME.search(name):
-        return kustomize.SOURCE
+        return KUSTOMIZE
     if "/.github/workflows/" in f"/{path}" or name in ("action.yml", "action.yaml"):
-        return workflow.SOURCE
+        return WORKFLOW
     if _COMPOSE_NAME.search(name):
-        return compose.SOURCE
+        return COMPOSE
     if _VALUES_NAME.search(name):
-        return helm.SOURCE
+        return HELM
     if _top_level(text, "jobs") and any(_top_level(text, on) for on in ("on", '"on"', "'on'", "true")):
-        return workflow.SOURCE
+        return WORKFLOW
     if not _top_level(text, "apiVersion"):
         if _top_level(text, "services"):
-            return compose.SOURCE
+            return COMPOSE
         if _top_level(text, "images"):
-            return kustomize.SOURCE
-    return kubernetes.SOURCE
+            return KUSTOMIZE
+    return KUBERNETES
 
 
 def _top_level(text: str, key: str) -> bool:
@@ -78,13 +89,17 @@ def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SET
     `settings` carry what the policy tells the sources.
     """
     try:
-        searched = FINDERS[kind](path, text, settings)
+        searched = finder(kind)(path, text, settings)
     except SourceError as exc:
-        if kind == dockerfile.SOURCE or isinstance(exc, Unreadable) or not templates.looks_templated(text, kind):
+        from pinguard.sources import templates
+
+        if kind == DOCKERFILE or isinstance(exc, Unreadable) or not templates.looks_templated(text, kind):
             raise
         searched = Searched(templates.lines(path, text, kind))
     found = searched.found
     if searched.documents and "{{" in text:
+        from pinguard.sources import templates
+
         templated = templates.templated_mappings(searched.documents, Located(text, path, kind))
         found = sorted([*found, *templated], key=lambda item: item.span.start)
     # A YAML alias reaches one written value from several places: it is one reference.

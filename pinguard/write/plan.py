@@ -8,14 +8,15 @@ only the edits a render confirms.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from pinguard.helm.judge import JudgedChart
-from pinguard.helm.pinning import plan_chart
 from pinguard.lock.lockfile import Lock, locked_key
 from pinguard.read.paths import Scan, ScannedFile
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply, pin_edit
+
+if TYPE_CHECKING:  # Helm is imported when a chart is to be pinned (`plan_chart`), not for every pin
+    from pinguard.helm.judge import JudgedChart
 
 
 class Plan(NamedTuple):
@@ -53,6 +54,8 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
         if edits:
             changes.append((scanned, apply(scanned.file.text, edits)))
     for chart, wanted in charts.values():
+        from pinguard.helm.pinning import plan_chart
+
         chart_plan = plan_chart(chart, wanted)
         changes.extend((by_path[path], text) for path, text in chart_plan.texts.items())
         refused.extend(chart_plan.refused)

@@ -4,9 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
-from pinguard.helm.judge import FIXED, Judge, failure_notice, found_in, outermost_chart
+from pinguard.helm.judge import FIXED, Judge, failure_notice, found_in
 from pinguard.helm.settings import HelmSettings
 
 TEMPLATE = """\
@@ -36,7 +34,7 @@ def _chart(root: Path, template: str = TEMPLATE) -> Path:
 
 def test_each_image_is_found_where_the_values_deployed_set_it(helm: str, tmp_path: Path) -> None:
     root = _chart(tmp_path / "app")
-    chart = Judge(HelmSettings(binary=helm), os.environ).chart_of(root / "values.yaml")
+    chart = Judge(HelmSettings(binary=helm), os.environ).chart_at(root)
     assert chart is not None and chart.failure is None
     assert [deployment.values for deployment in chart.deployments] == [
         (root / "values.yaml",), (root / "values.yaml", root / "values-prod.yaml")]
@@ -52,7 +50,7 @@ def test_each_image_is_found_where_the_values_deployed_set_it(helm: str, tmp_pat
 
 def test_a_chart_helm_refuses_is_read_as_text_with_that_said(helm: str, tmp_path: Path) -> None:
     root = _chart(tmp_path / "app", TEMPLATE + "{{ fail \"no\" }}\n")
-    chart = Judge(HelmSettings(binary=helm), os.environ).chart_of(root / "values.yaml")
+    chart = Judge(HelmSettings(binary=helm), os.environ).chart_at(root)
     assert chart is not None and chart.failure is not None and "helm template failed" in chart.failure
     assert not chart.judges(root / "values.yaml") and chart.uses == {}
     (notice,) = failure_notice(chart, root / "values.yaml")
@@ -62,15 +60,4 @@ def test_a_chart_helm_refuses_is_read_as_text_with_that_said(helm: str, tmp_path
 
 def test_without_helm_no_chart_is_judged(tmp_path: Path) -> None:
     root = _chart(tmp_path / "app")
-    assert Judge(HelmSettings(), {"PATH": str(tmp_path)}).chart_of(root / "values.yaml") is None
-
-
-def test_a_file_belongs_to_the_outermost_chart_above_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _chart(tmp_path / "app")
-    sub = root / "charts" / "db"
-    sub.mkdir(parents=True)
-    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: db\nversion: 1.0.0\n")
-    assert outermost_chart(sub / "values.yaml") == root  # a subchart's files are its parent's
-    assert outermost_chart(tmp_path / "values.yaml") is None
-    monkeypatch.chdir(tmp_path)
-    assert outermost_chart(root / "ci" / "values.yaml") == Path("app")  # relative to where pinguard runs
+    assert Judge(HelmSettings(), {"PATH": str(tmp_path)}).chart_at(root) is None

@@ -28,7 +28,7 @@ def _judged(root: Path, helm: str, image: str, values: str) -> JudgedChart:
     (root / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 1.0.0\n")
     (root / "templates" / "pod.yaml").write_text(CONTAINERS.format(image=image))
     (root / "values.yaml").write_text(values)
-    chart = Judge(HelmSettings(binary=helm), os.environ).chart_of(root / "values.yaml")
+    chart = Judge(HelmSettings(binary=helm), os.environ).chart_at(root)
     assert chart is not None and chart.failure is None
     return chart
 

@@ -12,7 +12,9 @@ import pytest
 
 from pinguard.errors import RegistryError
 from pinguard.reference import parse
+from pinguard.registry.auth import Authenticator, TokenCache
 from pinguard.registry.cache import RegistryCache
+from pinguard.registry.challenge import Challenge
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.credentials import CredentialStore
 from pinguard.registry.settings import RegistrySettings
@@ -170,3 +172,27 @@ def test_one_token_covers_every_repository_unless_the_registry_refuses_it(fake: 
     # First all three at once; refused for b, then one at a time.
     assert asked[0] == [f"repository:{name}:pull" for name in repositories]
     assert all(len(scopes) == 1 for scopes in asked[1:]) and len(asked) == 3
+
+
+def test_a_late_401_to_an_older_token_keeps_the_one_fetched_since() -> None:
+    """Requests sent with a token the registry refuses are answered 401 one after another: the first drops it and
+    a new one is fetched; the later ones (sent with the old token too) must not drop the new one."""
+    fetched: list[list[str]] = []
+
+    def fetch(scopes: list[str]) -> tuple[str, float]:
+        fetched.append(scopes)
+        return f"token-{len(fetched)}", 300.0
+
+    # Nothing here reaches a network: the token fetch is replaced.
+    auth = Authenticator("registry.example.com", None, RegistrySettings(), TokenCache(), lambda: None, None, None)
+    auth._fetch_token = fetch
+    challenge = Challenge("bearer", {"realm": "https://auth.example.com/token", "service": "registry.example.com"})
+    scope = "repository:team/a:pull"
+    auth.learn(challenge, scope, refused=None)  # the first 401, to a request sent without a token
+    old = auth.header(scope)
+    auth.learn(challenge, scope, refused=old)  # the registry refuses it
+    new = auth.header(scope)
+    assert (old, new) == ("Bearer token-1", "Bearer token-2")
+    auth.learn(challenge, scope, refused=old)  # a late 401 to another request sent with the old token
+    auth.learn(challenge, scope, refused=None)  # and one to a request sent before any token
+    assert auth.header(scope) == new and len(fetched) == 2

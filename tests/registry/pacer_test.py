@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from pinguard.errors import DeadlinePassed
-from pinguard.registry.pacer import MIN_RATE, Deadline, Pacer, Quota
+from pinguard.registry.pacer import MIN_RATE, Deadline, Pacer
+from pinguard.registry.settings import Quota
 from pinguard.registry.wire import Headers, Response
 
 
@@ -140,13 +141,13 @@ def test_threads_share_the_bucket() -> None:
         return answer(200)
 
     threads = [threading.Thread(target=lambda: [paced.send(exchange) for _ in range(5)]) for _ in range(8)]
+    begin = time.monotonic()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     times.sort()
     assert len(times) == 40
-    gaps = [b - a for a, b in itertools.pairwise(times)]
-    # Sleeps end late, never early; scheduling jitter may bunch two sends only by a few ms.
-    assert sum(gaps) >= 39 / 40 - 0.01
-    assert min(gaps) > 0.025 - 0.02
+    # Sleeps end late, never early: the k-th send comes no sooner than k turns after the start, however late the
+    # threads were scheduled (a busy machine bunches sends that woke late, never moves one before its turn).
+    assert [k for k, at in enumerate(times) if at < begin + k / 40 - 0.001] == []

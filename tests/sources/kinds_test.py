@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import importlib
+from pathlib import Path
+
 import pytest
 
 from pinguard.sources import kinds
@@ -57,9 +60,13 @@ def test_detect(path: str, text: str, kind: str) -> None:
     assert kinds.detect(path, text) == kind
 
 
-def test_every_kind_has_its_finder_in_the_one_table() -> None:
-    assert sorted(kinds.FINDERS) == [
-        "compose", "dockerfile", "helm", "kubernetes", "kustomize", "runtime_env", "template", "workflow"]
+def test_every_source_is_in_the_one_table_under_its_own_kind() -> None:
+    texts = {path.stem: path.read_text(encoding="utf-8") for path in Path(kinds.__file__).parent.glob("*.py")}
+    with_finders = {name for name, text in texts.items() if "\nSOURCE = " in text and "\ndef find(" in text}
+    assert set(kinds.MODULES.values()) == with_finders
+    for kind, name in kinds.MODULES.items():
+        assert importlib.import_module(f"pinguard.sources.{name}").SOURCE == kind
+        assert kinds.finder(kind) is importlib.import_module(f"pinguard.sources.{name}").find
 
 
 def test_the_settings_reach_the_source_through_the_table() -> None:
