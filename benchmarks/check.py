@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
-from installed import compile_pinguard
+from installed import PINGUARD, compile_pinguard
 from scan_pin import BASELINE, GENERATOR, TIME, Runs, _outside_git
 
 from pinguard.lock import lockfile
@@ -142,7 +142,7 @@ def _lock_and_pin(folder: Path, lock: Path) -> int:
     lockfile.write(lock, lock_for(scanned.found))
     pinned = folder.parent / "pinned"
     shutil.copytree(folder, pinned)
-    subprocess.run([sys.executable, "-m", "pinguard", "pin", pinned.name, "--lockfile", str(lock)],
+    subprocess.run([*PINGUARD, "pin", pinned.name, "--lockfile", str(lock)],
                    cwd=folder.parent, check=True, capture_output=True)
     return len(scanned.found)
 
@@ -170,7 +170,7 @@ def one_file(base: Path, repeat: int) -> str:
     source.mkdir()
     (source / "pod.yaml").write_text(POD, encoding="utf-8")
     _lock_and_pin(source, folder / "pinguard.lock")  # pinguard.lock in the folder the hook runs in
-    check = [sys.executable, "-m", "pinguard", "check", "pinned/pod.yaml"]
+    check = [*PINGUARD, "check", "pinned/pod.yaml"]
     summary = _summary(check, folder)
     bare = Row('python -c "import yaml"', note="the interpreter and PyYAML, nothing else")
     empty = Row("python -c pass", note="the interpreter alone")
@@ -196,10 +196,10 @@ def tree(base: Path, files: int, repeat: int, checkov: str | None, with_checkov:
     generated = subprocess.run([sys.executable, str(GENERATOR), str(source), str(files)],
                                check=True, capture_output=True, text=True).stdout.strip()
     references = _lock_and_pin(source, folder / "pinguard.lock")
-    pinned_check = [sys.executable, "-m", "pinguard", "check", "pinned"]
-    unpinned_check = [sys.executable, "-m", "pinguard", "check", "unpinned"]
+    pinned_check = [*PINGUARD, "check", "pinned"]
+    unpinned_check = [*PINGUARD, "check", "unpinned"]
     # The shipped preset whose document rules (Ray on DLC) look at whole documents, not only the references.
-    dlc_check = [sys.executable, "-m", "pinguard", "check", "--policy", "aws-dlc", "pinned"]
+    dlc_check = [*PINGUARD, "check", "--policy", "aws-dlc", "pinned"]
     bare = Row("yaml.compose_all", note="read and compose every file (CSafeLoader)")
     pinned = Row("pinguard check, pinned", note=_summary(pinned_check, folder))
     unpinned = Row("pinguard check, unpinned", note=_summary(unpinned_check, folder))

@@ -38,7 +38,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # scan_pin puts the repository root on sys.path, so pinguard and testing import after it.
-from installed import compile_pinguard
+from installed import PINGUARD, compile_pinguard
 from scan_pin import _outside_git
 
 from pinguard.lock import lockfile
@@ -280,7 +280,7 @@ def measure(helm: str, repeat: int, base: Path) -> int:
     check_cold, check_warm = Row("check, cold cache"), Row("check, warm cache")
     pin = Row("pin, fresh copy, cold cache")
     pinned_cold, pinned_warm = Row("check pinned, cold cache"), Row("check pinned, warm cache")
-    check = [sys.executable, "-m", "pinguard", "check", "--helm", helm, "."]
+    check = [*PINGUARD, "check", "--helm", helm, "."]
     pinned = ""  # what the first pin's output renders
     for run in range(repeat):  # interleaved, so drift on the machine touches each alike
         timed(baseline, renders, source, env)
@@ -289,7 +289,7 @@ def measure(helm: str, repeat: int, base: Path) -> int:
             timed(check_warm, [check], source, {**env, **cache})
         copy = base / f"pinned-{run}"
         shutil.copytree(source, copy)
-        pin_command = [sys.executable, "-m", "pinguard", "pin", "--helm", helm, "."]
+        pin_command = [*PINGUARD, "pin", "--helm", helm, "."]
         if not timed(pin, [pin_command], copy, {**env, **_fresh_cache(base, f"pin-{run}")}):
             continue
         if run == 0:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from installed import compile_pinguard
+from installed import PINGUARD, compile_pinguard
 
 from testing.proxy import LatencyProxy, Quota
 from testing.registry import RunningRegistry, start_registry
@@ -41,7 +41,7 @@ GOALS = {"index": 1.3, "single": 2.1}  # cold requests per reference
 
 def _resolve(proxy: LatencyProxy, references: list[str], cache: Path, rate: float) -> tuple[int, float]:
     pace = [] if rate == 1 else ["--rate", f"{ECR}={rate:g}"]
-    args = [sys.executable, "-m", "pinguard", "resolve", "-q", "--mirror", f"{ECR}={proxy.url}", *pace]
+    args = [*PINGUARD, "resolve", "-q", "--mirror", f"{ECR}={proxy.url}", *pace]
     started = time.perf_counter()
     result = subprocess.run([*args, *references], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={"PINGUARD_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"}, check=False)

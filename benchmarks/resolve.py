@@ -47,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from installed import compile_pinguard
+from installed import PINGUARD, compile_pinguard
 
 from testing.images import image, with_soci
 from testing.proxy import LatencyProxy
@@ -113,7 +113,7 @@ def _timed(proxy: LatencyProxy, command: list[str], env: dict[str, str], cwd: Pa
 
 
 def _pinguard(proxy: LatencyProxy, refs: list[str], cache: Path, jobs: int) -> Run:
-    command = [sys.executable, "-m", "pinguard", "resolve", "-q", "-j", str(jobs), "--mirror", f"{ECR}={proxy.url}",
+    command = [*PINGUARD, "resolve", "-q", "-j", str(jobs), "--mirror", f"{ECR}={proxy.url}",
                "--rate", f"{ECR}=100000", *[f"{ECR}/{ref}" for ref in refs]]
     return _timed(proxy, command, {"PINGUARD_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"}, cwd=ROOT)
 

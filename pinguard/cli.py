@@ -41,17 +41,19 @@ class _PolicyDefault:
 
 
 # Each command that reads a policy, and its default.
+# The `default` preset sets rules only: a command that runs none reads no policy unless one is named or the
+# project has one (a test holds the preset to that).
 _POLICIES = {
-    "resolve": _PolicyDefault("default"),
+    "resolve": _PolicyDefault(None),
     "scan": _PolicyDefault(None),
     "lock": _PolicyDefault("default"),
     "check": _PolicyDefault("default"),
     "pin": _PolicyDefault(None),
-    "verify": _PolicyDefault("default"),
-    "update": _PolicyDefault("default"),
+    "verify": _PolicyDefault(None),
+    "update": _PolicyDefault(None),
     "run": _PolicyDefault("aws-dlc", project=False),  # the gate of what runs: the preset, not the project's
     "audit": _PolicyDefault("default"),
-    "copy": _PolicyDefault("default"),
+    "copy": _PolicyDefault(None),
 }
 _ONLINE_PRESET = "default"  # the preset of a command that needs none when it reaches registries (`pin --resolve`)
 
@@ -338,9 +340,9 @@ def _sources(args: argparse.Namespace, policy: Policy | None, cache_dir: Path) -
     return replace(sources, helm=helm)
 
 
-def _online(args: argparse.Namespace, policy: Policy, options: Options, cache_dir: Path, *,
+def _online(args: argparse.Namespace, policy: Policy | None, options: Options, cache_dir: Path, *,
             provenance: bool = False) -> OnlineSettings:
-    """How this run reaches registries and what it resolves: the registry options over the policy's."""
+    """How this run reaches registries and what it resolves: the registry options over the policy's, if any."""
     from pinguard.registry.manifest import Platform
     from pinguard.registry.settings import parse_mirrors, parse_rates
     from pinguard.resolve.settings import OnlineSettings
@@ -356,12 +358,13 @@ def _online(args: argparse.Namespace, policy: Policy, options: Options, cache_di
     if not 0 < deadline < float("inf"):
         raise PinguardError("--timeout must be a number of seconds above 0")
     mirrors, mirror_credentials = parse_mirrors(args.mirror or [], options.env.get("PINGUARD_MIRRORS"))
-    rates = {**policy.rates, **parse_rates(args.rate or [])}  # the flag wins
+    rates = {**(policy.rates if policy else {}), **parse_rates(args.rate or [])}  # the flag wins
     registry = RegistrySettings(mirrors=mirrors, mirror_credentials=mirror_credentials,
                                 insecure=frozenset(args.insecure_registry or ()), ca_file=args.ca_file,
                                 workers=workers, env=options.env, rates=rates, timeout=deadline)
-    return OnlineSettings(registry, platforms, cache_dir, policy.tag_rules, policy.trust, provenance,
-                          None if options.quiet else options.stderr)
+    online = OnlineSettings(registry, platforms, cache_dir, provenance=provenance,
+                            progress=None if options.quiet else options.stderr)
+    return online if policy is None else replace(online, tag_rules=policy.tag_rules, trust=policy.trust)
 
 
 def _offline(args: argparse.Namespace) -> None:
@@ -389,8 +392,9 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
     if args.command == "resolve":
         from pinguard.commands.resolve import resolve
 
-        policy = _policy(args)
-        online = _online(args, policy, options, cache_dir, provenance=args.provenance or policy.lock_provenance)
+        policy = _policy_at_hand(args)
+        online = _online(args, policy, options, cache_dir,
+                         provenance=args.provenance or (policy is not None and policy.lock_provenance))
         return resolve(args.references, options, online, fmt=args.format)
     if args.command == "scan":
         from pinguard.commands.scan import scan
@@ -423,12 +427,12 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
     if args.command == "verify":
         from pinguard.commands.verify import verify
 
-        return verify(options, _online(args, _policy(args), options, cache_dir), fmt=args.format,
+        return verify(options, _online(args, _policy_at_hand(args), options, cache_dir), fmt=args.format,
                       fail_on_moved=args.fail_on_moved, copies=args.copies)
     if args.command == "update":
         from pinguard.commands.update import update
 
-        policy = _policy(args)
+        policy = _policy_at_hand(args)
         return update(args.paths, options, _sources(args, policy, cache_dir),
                       _online(args, policy, options, cache_dir), dry_run=args.dry_run, fmt=args.format)
     if args.command == "run":
@@ -448,13 +452,15 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
                      fmt=args.format)
     if args.command == "copy":
         from pinguard.commands.copy import copy
+        from pinguard.copy.ecr import RepositorySettings
 
-        policy = _policy(args)
+        policy = _policy_at_hand(args)
         online = _online(args, policy, options, cache_dir)
+        ecr = RepositorySettings() if policy is None else policy.ecr
         return copy(options.lockfile, args.to, online, stdout=options.stdout,
                     platforms=online.platforms if args.platform else (), all_platforms=args.all_platforms,
                     with_referrers=args.with_referrers, dry_run=args.dry_run,
-                    create=policy.ecr if args.create_repositories else None)
+                    create=ecr if args.create_repositories else None)
     if args.command == "post-render":
         from pinguard.commands.post_render import post_render
 

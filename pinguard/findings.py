@@ -1,33 +1,12 @@
 """What `check` reports: findings, sorted by place so output is deterministic."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from pinguard.untrusted_text import WORD, escaped, shown
 
 ERROR = "error"
 WARNING = "warning"
-
-_SHOWN = 512  # characters of one word a finding shows: the longest image reference fits
-_MESSAGE = 4096  # characters of a whole message
-_LONG_WORD = re.compile(rf"\S{{{_SHOWN + 1},}}")
-
-
-def shown(text: str, limit: int = _MESSAGE) -> str:
-    """`text` as a finding may show it: words cut to `_SHOWN` characters, all of it to `limit`, with an
-    ellipsis where cut; characters that do not print (controls, terminal escapes, line breaks) escaped.
-
-    Values come from the files checked: a megabyte image string, or one that would rewrite the terminal.
-    """
-    text = _LONG_WORD.sub(lambda word: word.group()[:_SHOWN] + "…", text)
-    return escaped(text[:limit] + "…" if len(text) > limit else text)
-
-
-def escaped(text: str) -> str:
-    """`text` with every character that does not print written as its Python escape (`\\x1b`, `\\n`)."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
 
 @dataclass(frozen=True, order=True)
 class Finding:
@@ -48,7 +27,7 @@ class Finding:
         object.__setattr__(self, "file", escaped(self.file))
         object.__setattr__(self, "message", shown(self.message))
         if self.reference is not None:
-            object.__setattr__(self, "reference", shown(self.reference, _SHOWN))
+            object.__setattr__(self, "reference", shown(self.reference, WORD))
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -4,6 +4,7 @@ import io
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,10 @@ def test_an_error_of_several_failures_says_each_then_what_came_of_them(tmp_path:
         (["pin", "--dry-run", "--policy", "aws-dlc", "pod.yaml"], [([Path("aws-dlc")], "default", True)]),
         (["pin", "--resolve", "--dry-run", "empty.yaml"], [([], "default", True)]),  # reaching registries: one
         (["export", "admission"], []),
+        (["verify"], []),  # online, but running no rule: the default preset would change nothing
+        (["update", "--dry-run"], []),
+        (["copy", "--to", "registry.example/mirror", "--dry-run"], []),
+        (["verify", "--policy", "aws-dlc"], [([Path("aws-dlc")], "default", True)]),
     ],
 )
 def test_the_policy_is_loaded_once_under_the_command_default(
@@ -223,3 +228,13 @@ def test_the_policy_option_names_the_command_default(command: str, default: str,
     with pytest.raises(SystemExit):
         main([command, "--help"])
     assert default in " ".join(capsys.readouterr().out.split())
+
+
+def test_the_default_preset_sets_nothing_but_rules() -> None:
+    """The commands that run no rule read no policy where the `default` preset would be theirs: it must hold
+    nothing else they read (tags, registries, provenance, helm, ecr, sidecars)."""
+    from pinguard.policy.load import load, preset
+
+    shipped, nothing = load([preset("default")]), load([])
+    assert replace(shipped, rules=nothing.rules) == nothing
+    assert replace(load([preset("aws-dlc")]), rules=nothing.rules) != nothing  # a preset that sets more is told

@@ -20,12 +20,12 @@ from typing import BinaryIO, TextIO
 
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
-from pinguard.findings import shown
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, compose
+from pinguard.untrusted_text import shown
 from pinguard.write.edits import Edit, apply, pin_edit
 
 STREAM = "<stdin>"  # how messages name the manifests read

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference, parse
 from pinguard.resolve.online import resolve_references
 from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.resolve.settings import OnlineSettings
+
+if TYPE_CHECKING:  # the evidence records are loaded where evidence is gathered or read
+    from pinguard.provenance.model import Evidence
 
 
 def resolve(texts: list[str], options: Options, online: OnlineSettings, *, fmt: str = "text") -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 from pinguard.commands.options import Options
-from pinguard.findings import shown
 from pinguard.read.paths import each_file, quiet_collector
 from pinguard.sources.base import Found, SourceSettings
+from pinguard.untrusted_text import shown
 
 
 def scan(paths: list[str], options: Options, sources: SourceSettings, *, fmt: str = "text") -> int:

@@ -5,11 +5,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from pinguard.clock import utc_now
 from pinguard.copy.plan import ImagePlan
 from pinguard.lock import lockfile
 from pinguard.lock.exclusive import exclusive
 from pinguard.lock.lockfile import Copy
-from pinguard.provenance.model import utc_now
 
 
 def record_copies(path: Path, copied: Sequence[ImagePlan]) -> None:

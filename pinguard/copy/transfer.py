@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 
 from pinguard.copy.plan import Blob, ImagePlan, Node
 from pinguard.errors import PinguardError, RegistryError
-from pinguard.findings import shown
 from pinguard.provenance.discovery import referrers_tag
 from pinguard.registry.bodies import BodyTooLarge
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import OCI_INDEX, Descriptor, ManifestBody, sha256_digest
 from pinguard.registry.upload import Upload, Uploader
 from pinguard.registry.wire import Response
+from pinguard.untrusted_text import shown
 
 CHUNK = 8 << 20  # bytes in a range read and in a chunk sent
 MAX_CHUNK = 64 << 20  # the largest chunk a target may ask for (OCI-Chunk-Min-Length)

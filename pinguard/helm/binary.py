@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from pinguard.errors import PinguardError
-from pinguard.findings import shown
+from pinguard.untrusted_text import shown
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
 _OUTPUT_LIMIT = 64 * 1024 * 1024  # bytes of rendered manifests; a chart past this is refused

@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from pinguard.errors import InvalidReference
-from pinguard.findings import shown
 from pinguard.helm.trace import Parts
 from pinguard.reference import parse
+from pinguard.untrusted_text import shown
 
 _LABEL_VALUE = re.compile(r"^(?:(?:[A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _Loader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)  # every scalar a string, as rendered

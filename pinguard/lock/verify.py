@@ -24,7 +24,7 @@ from pinguard.errors import DigestMismatch, NotFound, PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.provenance.changes import lost
-from pinguard.provenance.model import Trust
+from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve.resolved import Resolved

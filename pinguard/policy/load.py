@@ -49,7 +49,7 @@ from pinguard.errors import PinguardError
 from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.policy.catalog import RULES
 from pinguard.policy.model import Layer, Policy, ProvenanceSection, Sidecar
-from pinguard.provenance.model import Trust
+from pinguard.provenance.trust import Trust
 from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 

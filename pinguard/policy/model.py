@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from pinguard.copy.ecr import RepositorySettings
 from pinguard.errors import InvalidReference
 from pinguard.findings import Finding, Problem
-from pinguard.provenance.model import Trust
+from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
 from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings

@@ -6,9 +6,7 @@ the offline rules read it from the lockfile.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import dataclass
 
 # What an artifact is, by its artifactType (or, for the cosign tag scheme, its layers' media type).
 COSIGN_SIGNATURE = "application/vnd.dev.cosign.simplesigning.v1+json"
@@ -105,17 +103,3 @@ class Evidence:
     def outdated(self) -> bool:
         """Recorded before evidence named its subject: it vouches for no image until looked for again."""
         return any(s.subject is None for s in self.signatures) or any(s.subject is None for s in self.sboms)
-
-
-@dataclass(frozen=True)
-class Trust:
-    """What signatures are verified against: files the user names, so verification works offline."""
-
-    keys: tuple[Path, ...] = ()  # PEM public keys (ECDSA P-256, Ed25519, RSA) for cosign key-based signatures
-    trusted_root: Path | None = None  # a Sigstore trusted_root.json, for keyless bundles
-    notation_certs: tuple[Path, ...] = field(default_factory=tuple)  # PEM CA certificates for Notation
-
-
-def utc_now() -> str:
-    """When evidence is gathered or a digest resolved, as the lock records it."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

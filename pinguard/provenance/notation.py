@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import Layer, Signature, Trust
+from pinguard.provenance.model import Layer, Signature
 from pinguard.provenance.payloads import (
     Unreadable,
     Unverified,
@@ -30,6 +30,7 @@ from pinguard.provenance.payloads import (
     load_json,
     member,
 )
+from pinguard.provenance.trust import Trust
 
 NOTATION_JWS = "application/jose+json"
 NOTATION_COSE = "application/cose"

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Artifact, Layer, Signature, Trust
+from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Artifact, Layer, Signature
 from pinguard.provenance.notation import NOTATION_COSE, NOTATION_JWS, anchors, verify_notation
 from pinguard.provenance.payloads import (
     Unreadable,
@@ -28,6 +28,7 @@ from pinguard.provenance.payloads import (
     load_json,
     member,
 )
+from pinguard.provenance.trust import Trust
 
 COSIGN_ANNOTATION = "dev.cosignproject.cosign/signature"
 

@@ -22,10 +22,10 @@ from pinguard.provenance.model import (
     Build,
     Layer,
     Sbom,
-    Trust,
 )
 from pinguard.provenance.payloads import Unreadable, load_json, member
 from pinguard.provenance.signatures import open_dsse
+from pinguard.provenance.trust import Trust
 from pinguard.reference import is_digest
 
 STATEMENT_TYPES = ("https://in-toto.io/Statement/v0.1", "https://in-toto.io/Statement/v1")

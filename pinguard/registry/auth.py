@@ -21,13 +21,13 @@ from urllib.parse import urlencode, urlsplit
 
 from pinguard import untrusted_json
 from pinguard.errors import RegistryError
-from pinguard.findings import shown
 from pinguard.registry.bodies import fetch, follow
 from pinguard.registry.challenge import Challenge
 from pinguard.registry.credentials import Credentials
 from pinguard.registry.pacer import Deadline
 from pinguard.registry.settings import TOKEN_LIMIT, RegistrySettings
 from pinguard.registry.wire import Pool, Response, WireError
+from pinguard.untrusted_text import shown
 
 log = logging.getLogger("pinguard.registry")
 

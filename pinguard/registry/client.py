@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 from pinguard import untrusted_json
 from pinguard.errors import DigestMismatch, NotFound, PinguardError, RegistryError
-from pinguard.findings import shown
 from pinguard.reference import is_digest
 from pinguard.registry.auth import TokenCache
 from pinguard.registry.bodies import BodyTooLarge, follow
@@ -30,6 +29,7 @@ from pinguard.registry.pacer import Deadline, Pacer
 from pinguard.registry.settings import RegistrySettings
 from pinguard.registry.transport import Transport
 from pinguard.registry.wire import Response
+from pinguard.untrusted_text import shown
 
 _LINK_NEXT = re.compile(r'<([^<>]+)>\s*;\s*rel="?next"?')  # `<` excluded: a header of them costs no rescans
 # One listing of tags, all its pages together: a repository with more is not listed (each tag is

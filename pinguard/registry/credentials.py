@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import re
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +118,8 @@ def _from_auth_entry(entry: object, key: str) -> Credentials | None:
 
 
 def _run_helper(helper: str, server: str, env: Mapping[str, str], *, missing_ok: bool = False) -> Credentials | None:
+    import subprocess  # only where a helper is named: most runs start no process
+
     program = f"docker-credential-{helper}"
     try:
         result = subprocess.run(

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from pinguard.errors import RegistryError
-from pinguard.findings import shown
 from pinguard.registry.auth import Authenticator, TokenCache
 from pinguard.registry.bodies import connect, fetch, follow
 from pinguard.registry.cache import RegistryCache
@@ -19,6 +18,7 @@ from pinguard.registry.credentials import Credentials
 from pinguard.registry.pacer import Deadline, Pacer, retry_after
 from pinguard.registry.settings import CONTENT_LIMIT, RegistrySettings
 from pinguard.registry.wire import ConnectFailed, Dropped, Pool, Response, TLSFailed, WireError
+from pinguard.untrusted_text import shown
 
 log = logging.getLogger("pinguard.registry")
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pinguard.errors import DigestMismatch, RegistryError
-from pinguard.findings import shown
 from pinguard.reference import is_digest
 from pinguard.registry.bodies import follow
 from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
 from pinguard.registry.settings import MANIFEST_LIMIT
 from pinguard.registry.transport import Transport
 from pinguard.registry.wire import Response
+from pinguard.untrusted_text import shown
 
 _DECIMAL = re.compile(r"[0-9]{1,18}")
 _RANGE = re.compile(r"(?:bytes=)?0-([0-9]{1,18})")  # what an upload holds; some registries write `bytes=`

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pinguard.errors import PinguardError
-from pinguard.lock.lockfile import LockEntry
-from pinguard.provenance.model import Trust
+from pinguard.provenance.trust import Trust
 from pinguard.reference import Reference
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve.resolved import Resolved
 from pinguard.resolve.resolver import Resolver
 from pinguard.resolve.settings import OnlineSettings
+
+if TYPE_CHECKING:  # what resolves references needs no lockfile: the lock's commands import it themselves
+    from pinguard.lock.lockfile import LockEntry
 
 
 def open_client(settings: OnlineSettings) -> RegistryClient:
@@ -47,7 +49,7 @@ def resolve_references(references: Sequence[Reference],
         return outcomes
 
 
-_Image = TypeVar("_Image", Resolved, LockEntry)
+_Image = TypeVar("_Image", Resolved, "LockEntry")
 
 
 def with_evidence(client: RegistryClient, images: Sequence[_Image], trust: Trust) -> list[_Image | PinguardError]:
@@ -68,4 +70,4 @@ def entries_with_evidence(client: RegistryClient, entries: Sequence[LockEntry], 
                 for entry, outcome in zip(entries, checked, strict=True) if isinstance(outcome, PinguardError)]
     if failures:
         raise PinguardError(unchanged, details=failures)
-    return [outcome for outcome in checked if isinstance(outcome, LockEntry)]
+    return [outcome for outcome in checked if not isinstance(outcome, PinguardError)]

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 from pinguard.errors import DeadlinePassed, PinguardError, deadline_lines
-from pinguard.provenance.model import Evidence
 from pinguard.reference import Reference
 from pinguard.resolve.tags import TagKind
+
+if TYPE_CHECKING:  # the evidence records are loaded where evidence is gathered or read
+    from pinguard.provenance.model import Evidence
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING
 
 from pinguard import untrusted_json
+from pinguard.clock import utc_now
 from pinguard.errors import NotFound, PinguardError, RegistryError
-from pinguard.provenance.model import utc_now
 from pinguard.reference import Reference
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms
 from pinguard.resolve.resolved import Resolved

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from pinguard.progress import Describe, Progress
-from pinguard.provenance.model import Trust
+from pinguard.provenance.trust import Trust
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve.tags import TagRules

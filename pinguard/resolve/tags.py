@@ -8,10 +8,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 # The version at the end of a tag: `...-v1.1`, `v2`, `1.25.3`.
 _TRAILING_VERSION = r"(?P<version>v?\d+(?:\.\d+)*)"
@@ -76,6 +78,8 @@ class TagRules:
 
 
 def _version_key(tag: str) -> tuple[int, Version | str]:
+    from packaging.version import InvalidVersion, Version  # only where frozen tags are ranked
+
     match = re.search(_TRAILING_VERSION + "$", tag)
     try:
         return (1, Version(match.group("version"))) if match else (0, tag)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from yaml.nodes import Node
 
-from pinguard.findings import shown
 from pinguard.helm.settings import HelmSettings
 from pinguard.reference import Reference
+from pinguard.untrusted_text import shown
 
 if TYPE_CHECKING:
     from pinguard.sources.charts import ChartCache

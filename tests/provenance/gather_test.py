@@ -14,7 +14,8 @@ from pinguard.errors import NotFound, PinguardError
 from pinguard.provenance import discovery
 from pinguard.provenance.discovery import Discovered
 from pinguard.provenance.gather import gather, gather_all
-from pinguard.provenance.model import COSIGN_SIGNATURE, IN_TOTO, SLSA_V02, SPDX, Artifact, Signature, Trust
+from pinguard.provenance.model import COSIGN_SIGNATURE, IN_TOTO, SLSA_V02, SPDX, Artifact, Signature
+from pinguard.provenance.trust import Trust
 from testing import signing
 
 if TYPE_CHECKING:

@@ -11,9 +11,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import Signature, Trust
+from pinguard.provenance.model import Signature
 from pinguard.provenance.notation import NOTATION_COSE
 from pinguard.provenance.signatures import verify
+from pinguard.provenance.trust import Trust
 from testing import signing
 from testing.signing import NOW
 

@@ -1,9 +1,7 @@
 """The provenance recorded per lock entry: what counts, what is outdated, and when it was looked for."""
 from __future__ import annotations
 
-import datetime as dt
-
-from pinguard.provenance.model import SLSA_V1, SPDX, Build, Evidence, Sbom, Signature, utc_now
+from pinguard.provenance.model import SLSA_V1, SPDX, Build, Evidence, Sbom, Signature
 
 IMAGE = "sha256:" + "a" * 64
 
@@ -26,11 +24,3 @@ def test_evidence_that_names_no_subject_is_outdated_and_none_found_is_an_answer(
     assert not current.outdated
     assert Evidence("2025-06-01T12:00:00Z", signatures=(Signature("cosign", "k", None, True),)).outdated
     assert Evidence("2025-06-01T12:00:00Z", sboms=(Sbom(SPDX, "sha256:" + "d" * 64, 12),)).outdated
-
-
-def test_now_is_written_in_utc_to_the_second() -> None:
-    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
-    written = utc_now()
-    after = dt.datetime.now(dt.UTC)
-    assert written.endswith("Z") and len(written) == len("2025-06-01T12:00:00Z")
-    assert before <= dt.datetime.strptime(written, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC) <= after

@@ -18,9 +18,9 @@ from pinguard.provenance.model import (
     Build,
     Layer,
     Sbom,
-    Trust,
 )
 from pinguard.provenance.statements import Statements, read
+from pinguard.provenance.trust import Trust
 from testing import signing
 
 IMAGE = "sha256:" + "a" * 64
