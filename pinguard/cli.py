@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from pinguard import __version__
-from pinguard.commands.options import DEFAULT_LOCKFILE, DEFAULT_PLATFORM, DEFAULT_WATCH, PROJECT_POLICY, Options
+from pinguard.commands.options import DEFAULT_LOCKFILE, DEFAULT_PLATFORM, DEFAULT_WATCH, Options
 from pinguard.errors import PinguardError
+from pinguard.policy.files import PROJECT_POLICY
 from pinguard.registry.settings import RegistrySettings
 
 if TYPE_CHECKING:  # the rest is imported where it is used: `--version` and `--help` need none of it

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TextIO
 
 DEFAULT_LOCKFILE = Path("pinguard.lock")
-PROJECT_POLICY = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in
 DEFAULT_PLATFORM = "linux/amd64"  # what the images must offer when no --platform is given
 DEFAULT_WATCH = 3600.0  # seconds `run` watches a job before it gives up (--watch-timeout)
 

@@ -48,13 +48,12 @@ from pinguard.copy.ecr import TAG_MUTABILITY, RepositorySettings
 from pinguard.errors import PinguardError
 from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.policy.catalog import RULES
+from pinguard.policy.files import PRESETS, PROJECT_POLICY
 from pinguard.policy.model import Layer, Policy, ProvenanceSection, Sidecar
 from pinguard.provenance.trust import Trust
 from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 
-PROJECT_POLICY = Path(".pinguard.yaml")  # the project's own policy, in the folder pinguard runs in
-PRESETS = Path(__file__).resolve().parent.parent / "policies"
 LEVELS = ("error", "warning", "off")
 _KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "provenance", "sidecars", "ecr")
 _SECTION_KINDS = (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict),
