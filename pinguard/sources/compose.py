@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from yaml.nodes import MappingNode, ScalarNode
 
+from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import Located, compose, found_at, mapping_get, mapping_pairs
 
-SOURCE = "compose"
+SOURCE = kinds.COMPOSE
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:

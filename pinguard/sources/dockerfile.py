@@ -27,9 +27,10 @@ from typing import NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
+from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Span
 
-SOURCE = "dockerfile"
+SOURCE = kinds.DOCKERFILE
 
 # After the comment marker: a name, "=", a value, as BuildKit's pattern has it (Go's \s is these five).
 _DIRECTIVE = re.compile(r"([A-Za-z][A-Za-z0-9]*)[\t\n\f\r ]*=[\t\n\f\r ]*(.+?)[\t\n\f\r ]*")

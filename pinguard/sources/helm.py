@@ -61,7 +61,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources import kubernetes
+from pinguard.sources import kinds, kubernetes
 from pinguard.sources.base import DEFAULT_SETTINGS, DigestField, Found, Searched, SourceSettings
 from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.sources.tagform import tag_field
@@ -75,7 +75,7 @@ from pinguard.sources.yamlnodes import (
     value_span,
 )
 
-SOURCE = "helm"
+SOURCE = kinds.HELM
 _IMAGE_KEY = re.compile(r"(?i)(^|[a-z])images?$")
 # Block flags that change the rendered tag or name in ways the reading does not model: suffixes such as
 # `-distroless`, `-hardened` or `-fips`, flavours and variants, a prefix, or a digest rendered instead of the tag.

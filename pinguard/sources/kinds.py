@@ -16,7 +16,8 @@ from pathlib import PurePosixPath
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import Located
 
-# Each kind (its module's SOURCE) and the module of pinguard.sources that reads it.
+# Each kind, named here once (each source's SOURCE is one of them), and the module of pinguard.sources that
+# reads it.
 COMPOSE, DOCKERFILE, HELM, KUBERNETES = "compose", "dockerfile", "helm", "kubernetes"
 KUSTOMIZE, RUNTIME_ENV, TEMPLATE, WORKFLOW = "kustomize", "runtime_env", "template", "workflow"
 MODULES: Mapping[str, str] = {COMPOSE: "compose", DOCKERFILE: "dockerfile", HELM: "helm", KUBERNETES: "kubernetes",
@@ -32,7 +33,6 @@ _COMPOSE_NAME = re.compile(r"(^|[.\-_])(docker-)?compose([.\-_][^/]*)?\.ya?ml$",
 _VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
 _KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
 _RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
-
 
 
 def finder(kind: str) -> Callable[[str, str, SourceSettings], Searched]:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.sources import runtime_env
+from pinguard.sources import kinds, runtime_env
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings
 from pinguard.sources.tagform import split_reference
 from pinguard.sources.yamlnodes import (
@@ -40,7 +40,7 @@ from pinguard.sources.yamlnodes import (
     walk_pairs,
 )
 
-SOURCE = "kubernetes"
+SOURCE = kinds.KUBERNETES
 _KEYS = frozenset(("image", "runtimeEnvYAML", "serveConfigV2"))  # the last two hold Ray YAML in a string
 _POLICY_GROUPS = ("kyverno.io", "gatekeeper.sh", "constraints.gatekeeper.sh", "templates.gatekeeper.sh")
 # Keys of a container (or of a custom resource that runs its `image` as written, as the Prometheus

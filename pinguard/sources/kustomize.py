@@ -10,6 +10,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
+from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import (
     Located,
@@ -21,7 +22,7 @@ from pinguard.sources.yamlnodes import (
     value_span,
 )
 
-SOURCE = "kustomize"
+SOURCE = kinds.KUSTOMIZE
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:

@@ -9,10 +9,11 @@ from collections.abc import Callable
 
 from yaml.nodes import Node, ScalarNode
 
+from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import Located, compose, found_at, same_position, walk_pairs
 
-SOURCE = "runtime_env"
+SOURCE = kinds.RUNTIME_ENV
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:

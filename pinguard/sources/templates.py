@@ -17,11 +17,11 @@ from yaml.nodes import MappingNode, Node
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
-from pinguard.sources import kubernetes, workflow
+from pinguard.sources import kinds, kubernetes, workflow
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.yamlnodes import Located, is_templated, walk_pairs
 
-SOURCE = "template"
+SOURCE = kinds.TEMPLATE
 
 _IMAGE_KEYS = ("image", "image_uri")
 _TEMPLATE_LINE = re.compile(

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
@@ -41,7 +42,7 @@ from pinguard.sources.yamlnodes import (
     scalar_text,
 )
 
-SOURCE = "workflow"
+SOURCE = kinds.WORKFLOW
 _DOCKER = "docker://"
 
 # Action (without `@ref`, lower case) -> its inputs that name an image the action pulls and runs.
