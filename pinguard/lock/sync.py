@@ -8,20 +8,24 @@ stack is imported only when something must be resolved: `pin` without
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.exclusive import exclusive
-from pinguard.lock.lockfile import LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.policy.rules import tag_digest_mismatch
 from pinguard.read.paths import Scan, paths_without_references
 from pinguard.reference import Reference
 from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.sources.base import Found
+
+if TYPE_CHECKING:
+    from pinguard.registry.client import RegistryClient
 
 
 @dataclass(frozen=True)
@@ -58,11 +62,11 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: s
         if dropped and not allow_empty:
             _refuse_to_drop(paths_without_references(paths, result), dropped, path)
         missing = [found for key, found in wanted.items() if current.get(*key) is None]
-        new_entries, warnings = _resolve(missing, result, settings, mismatch, unchanged)
-        updated = kept.with_entries(new_entries)
-        if settings.provenance:  # entries locked without it (or before it named subjects) are looked at now
-            unchecked = [entry for entry in updated if entry.evidence is None or entry.evidence.outdated]
-            updated = updated.with_entries(_with_provenance(unchecked, settings, unchanged))
+        new_entries: list[LockEntry] = []
+        warnings: list[str] = []
+        updated = kept
+        if missing or (settings.provenance and _unchecked(kept)):
+            new_entries, warnings, updated = _reach_registries(kept, missing, result, settings, mismatch, unchanged)
         if lockfile.dumps(updated) != text:
             lockfile.write(path, updated)
     return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped, tuple(warnings))
@@ -94,17 +98,27 @@ def _reference(found: Found) -> Reference:
     return found.reference.with_tag(found.reference.tag or "latest")
 
 
-def _with_provenance(entries: list[LockEntry], settings: OnlineSettings, unchanged: str) -> list[LockEntry]:
-    """The entries with what was found of their provenance; a PinguardError when any search failed."""
-    if not entries:
-        return []
+def _unchecked(entries: Iterable[LockEntry]) -> list[LockEntry]:
+    """The entries locked without provenance, or before their evidence named its subjects: looked at again."""
+    return [entry for entry in entries if entry.evidence is None or entry.evidence.outdated]
+
+
+def _reach_registries(kept: Lock, missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: str,
+                      unchanged: str) -> tuple[list[LockEntry], list[str], Lock]:
+    """What is missing resolved and, with provenance, every entry's evidence looked at: through one client, so
+    that each registry has one pacer, one token and the run one deadline, however many steps it takes."""
     from pinguard.resolve.online import entries_with_evidence, open_client
 
     with open_client(settings) as client:
-        return entries_with_evidence(client, entries, settings.trust, unchanged)
+        new_entries, warnings = _resolve(missing, result, settings, client, mismatch, unchanged)
+        updated = kept.with_entries(new_entries)
+        unchecked = _unchecked(updated) if settings.provenance else []
+        if unchecked:
+            updated = updated.with_entries(entries_with_evidence(client, unchecked, settings.trust, unchanged))
+    return new_entries, warnings, updated
 
 
-def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: str,
+def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, client: RegistryClient, mismatch: str,
              unchanged: str) -> tuple[list[LockEntry], list[str]]:
     """The entries of what is missing, resolved, and a warning for each digest locked as the policy says though
     its tag points elsewhere. A PinguardError when any failed, or when such a digest is written and the policy
@@ -113,7 +127,8 @@ def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, misma
         return [], []
     from pinguard.resolve.online import resolve_references
 
-    resolved = _all_resolved(resolve_references([_reference(found) for found in missing], settings), unchanged)
+    resolved = _all_resolved(resolve_references([_reference(found) for found in missing], settings, client),
+                             unchanged)
     unserved = {reference: item for reference, item in resolved.items() if not item.tag_served}
     said = [f"{where}: {item.unserved()}{_OUTCOME[mismatch]}"
             for reference, item in unserved.items() for where in _written(result, reference)]
@@ -124,7 +139,7 @@ def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, misma
     if unserved and mismatch == tag_digest_mismatch.LOCK_TAG:
         try:
             by_tag = _all_resolved(resolve_references([reference.with_digest(None) for reference in unserved],
-                                                      settings), unchanged)
+                                                      settings, client), unchanged)
         except PinguardError as exc:  # what was said of the written digests still stands
             raise PinguardError(str(exc), details=[*(f"warning: {line}" for line in said), *exc.details]) from None
         resolved.update((reference, by_tag[reference.with_digest(None)]) for reference in unserved)

@@ -27,26 +27,29 @@ def open_client(settings: OnlineSettings) -> RegistryClient:
     return RegistryClient(settings.registry, RegistryCache(settings.cache_dir))
 
 
-def resolve_references(references: Sequence[Reference],
-                       settings: OnlineSettings) -> dict[Reference, Resolved | PinguardError]:
+def resolve_references(references: Sequence[Reference], settings: OnlineSettings,
+                       client: RegistryClient | None = None) -> dict[Reference, Resolved | PinguardError]:
     """Each reference resolved (or its error), with progress on a terminal while registries are waited on.
 
     With `settings.provenance`, each resolved image also carries what was found of its provenance.
+    `client` is the run's, when it has one open (so that its pacers, tokens and deadline hold for the
+    whole run); else one is opened for this call.
     """
-    with open_client(settings) as client:
-        progress = settings.show_progress((r.registry for r in dict.fromkeys(references)), client.held_to,
-                                          "references")
-        try:
-            outcomes = Resolver(client, settings.platforms, settings.tag_rules).resolve_all(
-                references, None if progress is None else lambda reference: progress.done(reference.registry))
-        finally:
-            if progress is not None:
-                progress.clear()
-        if settings.provenance:
-            resolved = {ref: outcome for ref, outcome in outcomes.items() if isinstance(outcome, Resolved)}
-            looked = with_evidence(client, list(resolved.values()), settings.trust)
-            outcomes.update(zip(resolved, looked, strict=True))
-        return outcomes
+    if client is None:
+        with open_client(settings) as opened:
+            return resolve_references(references, settings, opened)
+    progress = settings.show_progress((r.registry for r in dict.fromkeys(references)), client.held_to, "references")
+    try:
+        outcomes = Resolver(client, settings.platforms, settings.tag_rules).resolve_all(
+            references, None if progress is None else lambda reference: progress.done(reference.registry))
+    finally:
+        if progress is not None:
+            progress.clear()
+    if settings.provenance:
+        resolved = {ref: outcome for ref, outcome in outcomes.items() if isinstance(outcome, Resolved)}
+        looked = with_evidence(client, list(resolved.values()), settings.trust)
+        outcomes.update(zip(resolved, looked, strict=True))
+    return outcomes
 
 
 _Image = TypeVar("_Image", Resolved, "LockEntry")

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from pinguard.errors import NotFound, PinguardError
 from pinguard.lock import lockfile
+from pinguard.lock.lockfile import LockEntry
 from pinguard.lock.sync import LockUpdate, sync_lock
+from pinguard.provenance.model import Evidence
+from pinguard.provenance.trust import Trust
 from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference
+from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import Platform
 from pinguard.registry.settings import RegistrySettings
 from pinguard.resolve import online
@@ -59,10 +64,12 @@ class _Registry:
     def __init__(self, failing: Sequence[str] = ()) -> None:
         self.failing = failing
         self.asked: list[str] = []
+        self.clients: list[RegistryClient | None] = []  # the client each call was handed
 
-    def __call__(self, references: Sequence[Reference],
-                 settings: OnlineSettings) -> dict[Reference, Resolved | PinguardError]:
+    def __call__(self, references: Sequence[Reference], settings: OnlineSettings,
+                 client: RegistryClient | None = None) -> dict[Reference, Resolved | PinguardError]:
         self.asked += [str(reference) for reference in references]
+        self.clients.append(client)
         return {reference: NotFound(f"{reference.tag} not found") if str(reference) in self.failing
                 else _resolved(reference) for reference in references}
 
@@ -91,6 +98,33 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
     assert [entry.key for entry in locked.new] == [(REDIS, "latest"), ("docker.io/library/busybox", "1.36")]
     assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [
         ("docker.io/library/busybox", "1.36"), (NGINX, "1.25"), (REDIS, "latest")]
+
+
+def test_resolving_and_provenance_share_one_client_for_the_run(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One client per lock run: each registry keeps one pacer (its quota's bucket does not start full again), one
+    token and the run one deadline, however many steps reach the registries."""
+    registry, opened, looked = _Registry(), [], []
+    real_open = online.open_client
+
+    def open_client(settings: OnlineSettings) -> RegistryClient:
+        opened.append(real_open(settings))
+        return opened[-1]
+
+    def entries_with_evidence(client: RegistryClient, entries: Sequence[LockEntry], trust: Trust,
+                              unchanged: str) -> list[LockEntry]:
+        looked.append((client, [entry.key for entry in entries]))
+        return [replace(entry, evidence=Evidence("2026-11-30T00:00:00Z")) for entry in entries]
+
+    monkeypatch.setattr(online, "resolve_references", registry)
+    monkeypatch.setattr(online, "open_client", open_client)
+    monkeypatch.setattr(online, "entries_with_evidence", entries_with_evidence)
+    lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))  # locked without provenance
+    settings = OnlineSettings(RegistrySettings(), (Platform("linux", "amd64"),), provenance=True)
+    sync_lock(_scan(tree, "nginx:1.25", "redis:7.2"), Path("pinguard.lock"), settings)
+    assert len(opened) == 1 and registry.clients == opened
+    # The new entry came with evidence from resolving (the table gives none here): both are looked at, once.
+    assert looked == [(opened[0], [(NGINX, "1.25"), (REDIS, "7.2")])]
+    assert all(entry.evidence is not None for entry in lockfile.read(tree / "pinguard.lock"))
 
 
 def test_entries_no_file_references_are_dropped(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
