@@ -100,7 +100,9 @@ def test_429_forever_ends_at_the_deadline(fake: FakeRegistry, tmp_path: Path) ->
     started = time.monotonic()
     with RegistryClient(settings) as client, pytest.raises(DeadlinePassed) as caught:
         client.head_manifest(REGISTRY, REPO, "v1")
-    assert time.monotonic() - started < 1.5  # a turn past the deadline is refused at once, not waited for
+    # A turn past the deadline is refused at once, not slept for (within scheduling slack; `pacer_test.py` holds the
+    # exact bound on a fake clock).
+    assert time.monotonic() - started < 1.5 + 0.5
     message = str(caught.value)
     assert message.startswith(f"{REGISTRY}: the run's deadline (1.5 s, --timeout) came first; held to ")
     assert "request/s, lowered from 20 after 429s (--rate or policy)" in message
