@@ -75,13 +75,9 @@ def verify_with_progress(entries: Sequence[LockEntry], client: RegistryClient,
                          settings: OnlineSettings) -> list[Verdict]:
     """`verify_entries`, with progress on a terminal while registries are waited on."""
     registries = [parse(entry.name).registry for entry in entries]
-    progress = settings.show_progress(registries, client.held_to, "entries")
-    told = None if progress is None else lambda entry: progress.done(parse(entry.name).registry)
-    try:
-        return verify_entries(entries, client, settings, told)
-    finally:
-        if progress is not None:
-            progress.clear()
+    with settings.progress_line(registries, client.held_to, "entries") as done:
+        return verify_entries(entries, client, settings,
+                              None if done is None else lambda entry: done(parse(entry.name).registry))
 
 
 def verify_entries(entries: Sequence[LockEntry], client: RegistryClient, settings: OnlineSettings,

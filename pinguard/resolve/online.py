@@ -38,13 +38,10 @@ def resolve_references(references: Sequence[Reference], settings: OnlineSettings
     if client is None:
         with open_client(settings) as opened:
             return resolve_references(references, settings, opened)
-    progress = settings.show_progress((r.registry for r in dict.fromkeys(references)), client.held_to, "references")
-    try:
+    with settings.progress_line((r.registry for r in dict.fromkeys(references)), client.held_to,
+                                "references") as done:
         outcomes = Resolver(client, settings.platforms, settings.tag_rules).resolve_all(
-            references, None if progress is None else lambda reference: progress.done(reference.registry))
-    finally:
-        if progress is not None:
-            progress.clear()
+            references, None if done is None else lambda reference: done(reference.registry))
     if settings.provenance:
         resolved = {ref: outcome for ref, outcome in outcomes.items() if isinstance(outcome, Resolved)}
         looked = with_evidence(client, list(resolved.values()), settings.trust)

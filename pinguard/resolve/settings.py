@@ -5,7 +5,8 @@ The command line builds one for the commands that reach registries; `resolve.onl
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -27,8 +28,15 @@ class OnlineSettings:
     provenance: bool = False  # also look for provenance, signatures and SBOMs of what is resolved
     progress: TextIO | None = None  # where progress is drawn while registries are waited on, if a terminal
 
-    def show_progress(self, registries: Iterable[str], describe: Describe, noun: str) -> Progress | None:
-        """A progress line for this much work, on `progress` when it is a terminal; None when there is none."""
-        if self.progress is None:
-            return None
-        return Progress.on_terminal(self.progress, False, registries, describe, noun)
+    @contextmanager
+    def progress_line(self, registries: Iterable[str], describe: Describe,
+                      noun: str) -> Iterator[Callable[[str], None] | None]:
+        """`done(registry)`, told as each piece of this much work ends, drawn on `progress` when it is a terminal
+        and cleared at the end; None when nothing is drawn."""
+        progress = None if self.progress is None else Progress.on_terminal(self.progress, False, registries,
+                                                                          describe, noun)
+        try:
+            yield None if progress is None else progress.done
+        finally:
+            if progress is not None:
+                progress.clear()
