@@ -118,6 +118,14 @@ def _add_helm_option(parser: argparse.ArgumentParser) -> None:
                              "policy's helm.binary, else helm on PATH; without one, values files are read as text)")
 
 
+def _add_kustomize_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kustomize", metavar="PATH",
+                        help="the kubectl (`kubectl kustomize`) or kustomize binary that builds kustomizations, so "
+                             "their images are read from the build and a pin is written only where a second build "
+                             "confirms it (default: the policy's kustomize.binary, else kubectl, else kustomize on "
+                             "PATH; without one, kustomizations are read as text)")
+
+
 def _add_provenance_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--provenance", action="store_true",
                         help="also find and verify who built each image (SLSA), its signatures and SBOMs, and record "
@@ -167,6 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("--format", choices=("text", "json"), default="text")
     _add_policy_option(scan, "scan")
     _add_helm_option(scan)
+    _add_kustomize_option(scan)
     _add_quiet_option(scan)
 
     lock = commands.add_parser("lock", help="resolve what the files reference and write the lockfile")
@@ -175,6 +184,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_provenance_option(lock)
     _add_policy_option(lock, "lock")
     _add_helm_option(lock)
+    _add_kustomize_option(lock)
     _add_lockfile_option(lock)
     _add_quiet_option(lock)
     _add_registry_options(lock, "lock")
@@ -186,6 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_output_option(check, "the report")
     check.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     _add_helm_option(check)
+    _add_kustomize_option(check)
     _add_lockfile_option(check)
     _add_quiet_option(check)
 
@@ -201,6 +212,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_allow_empty_option(pin)
     _add_policy_option(pin, "pin")
     _add_helm_option(pin)
+    _add_kustomize_option(pin)
     _add_lockfile_option(pin)
     _add_quiet_option(pin)
     _add_registry_options(pin, "pin")
@@ -223,6 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     update.add_argument("--format", choices=("text", "markdown"), default="text")
     _add_policy_option(update, "update")
     _add_helm_option(update)
+    _add_kustomize_option(update)
     _add_lockfile_option(update)
     _add_quiet_option(update)
     _add_registry_options(update, "update")
@@ -333,12 +346,14 @@ def _policy_at_hand(args: argparse.Namespace) -> Policy | None:
 
 
 def _sources(args: argparse.Namespace, policy: Policy | None, cache_dir: Path) -> SourceSettings:
-    """How to read files: the policy's settings (or the sources' own), with what the command line says of Helm."""
+    """How to read files: the policy's settings (or the sources' own), with what the command line says of Helm
+    and kustomize."""
     from pinguard.sources.base import SourceSettings
 
     sources = SourceSettings() if policy is None else policy.sources
     helm = replace(sources.helm, binary=args.helm or sources.helm.binary, cache_dir=cache_dir)
-    return replace(sources, helm=helm)
+    kustomize = replace(sources.kustomize, binary=args.kustomize or sources.kustomize.binary, cache_dir=cache_dir)
+    return replace(sources, helm=helm, kustomize=kustomize)
 
 
 def _online(args: argparse.Namespace, policy: Policy | None, options: Options, cache_dir: Path, *,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what pinguard's demo and tests need on a Debian machine: the registry
 # and skopeo from apt, a virtual environment in .venv with pinguard and its extras,
-# and helm 3 and 4 under .venv/helm.
+# helm 3 and 4 under .venv/helm, and kubectl (which builds kustomizations) under .venv/kubectl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

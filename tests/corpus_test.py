@@ -203,8 +203,11 @@ SANITY: list[tuple[str, int, list[tuple[int, int, str, str | None]]]] = [
         (49, 17, "brancz/kube-rbac-proxy", "quay.io/brancz/kube-rbac-proxy:v0.22.1"),
         (553, 17, "prometheus/busybox", "quay.io/prometheus/busybox:latest"),
     ]),
-    ("helm/trainer-third-party-jobset-kustomization.yaml", 1, [  # newName wins over name
+    ("helm/trainer-third-party-jobset-kustomization.yaml", 3, [  # newName wins over name
         (23, 14, "registry.k8s.io/jobset/jobset", "registry.k8s.io/jobset/jobset:v0.12.0"),
+        # what only kustomize can judge: a remote resource (never fetched) and patches (needs-kustomize)
+        (19, 5, "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml", None),
+        (27, 1, "patches", None),
     ]),
     ("helm/kuberay-ray-operator-default-kustomization.yaml", 1, [
         (20, 12, "quay.io/kuberay/operator", "quay.io/kuberay/operator:nightly"),

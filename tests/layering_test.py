@@ -18,8 +18,8 @@ PACKAGE = Path(pinguard.__file__).parent
 MODULES = sorted(PACKAGE.rglob("*.py"))
 # Below the commands and the command line: they never import either.
 CORE = ("pinguard.registry", "pinguard.lock", "pinguard.write", "pinguard.read", "pinguard.resolve", "pinguard.policy",
-        "pinguard.sources", "pinguard.helm", "pinguard.provenance", "pinguard.admission", "pinguard.report",
-        "pinguard.launch")
+        "pinguard.sources", "pinguard.helm", "pinguard.kustomize", "pinguard.provenance", "pinguard.admission",
+        "pinguard.report", "pinguard.launch")
 OPTIONS = "pinguard.commands.options"  # what the command line hands the commands
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pinguard.errors import PinguardError
+from pinguard.lock.locked import admitted
 from pinguard.lock.lockfile import Lock
 
 NAME = "pinguard-lock"  # how the name of every object an export writes begins
@@ -38,8 +39,8 @@ class Source:
     sha256: str  # hex, of the lockfile's bytes: `sha256sum pinguard.lock` says the same
 
     def digests(self) -> set[str]:
-        """Every digest the lock vouches for: each entry's index and its platform images."""
-        return {digest for entry in self.lock for digest in (entry.digest, *entry.platforms.values())}
+        """Every digest the lock vouches for: each entry's index and its platform images (`locked.admitted`)."""
+        return admitted(self.lock)
 
     def annotations(self) -> dict[str, str]:
         return {LOCKFILE_ANNOTATION: self.lockfile, LOCK_SHA256_ANNOTATION: self.sha256}

@@ -2,7 +2,8 @@
 
 Reported: every container (init and ephemeral ones included) whose running digest (its
 status's imageID) the lock does not hold for its image (its name and tag; any entry of
-the name when untagged), and every container whose image is not pinned to a digest;
+the name, or copied to it, when untagged: `pinguard.lock.locked`, as `check` judges a
+reference), and every container whose image is not pinned to a digest;
 apart from them, the sidecars
 the policy allows (its `sidecars:` entries; the policy is `.pinguard.yaml` when there
 is one, else the preset `default`, or those named). Exit 1 when anything but allowed

@@ -13,18 +13,28 @@ The render fails (exit 2, nothing on stdout, one line on stderr for each) when a
 image cannot be pinned: one the lock does not hold, one pinned to a digest the lock
 does not hold for it, or a value that is no literal reference (a template left
 unrendered). A stream that passes has every image pinned to a locked digest.
+
+YAML is read as Go's YAML reads it (escapes and `!!binary` decoded). A stream with a
+mapping key written twice is refused (exit 2, its line): Helm keeps the last value,
+kubectl's strict field validation rejects the object and other readers keep the
+first, so pinning the one Helm reads would pass on an output that still holds the
+other unpinned; write the key once in the chart.
 """
 from __future__ import annotations
 
 from typing import BinaryIO, TextIO
 
+from yaml.nodes import Node
+
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.locked import find
+from pinguard.lock.lockfile import Lock
+from pinguard.policy.rules import duplicate_key
 from pinguard.sources import kubernetes
 from pinguard.sources.base import Found, SourceError
-from pinguard.sources.yamlnodes import Located, compose
+from pinguard.sources.yamlnodes import Located, compose, duplicates
 from pinguard.untrusted_text import shown
 from pinguard.write.edits import Edit, apply, pin_edit
 
@@ -86,22 +96,28 @@ def _plan(text: str, lock: Lock, lockfile_name: str) -> tuple[list[Edit], list[s
     for found in _images(text):
         reference = found.reference
         if reference is None:
+            if _pinned_as_decoded(found, lock):
+                continue  # escapes pinguard cannot edit, decoding to a locked digest: what `check` accepts
             problems.append(_at(found, found.problem or "not an image reference"))
             continue
-        key = locked_key(reference)
-        if key is None:  # a digest and no tag: pinned, and only the lock can say to what
-            if not any(reference.digest in _held(entry) for entry in lock if entry.name == reference.name):
+        locked = find(lock, reference)  # as `check`, `run` and `audit` judge it
+        entry = locked.entry
+        if locked.key is None:  # a digest and no tag: pinned, and only the lock can say to what
+            if entry is None:
                 problems.append(_at(found, f"{lockfile_name} holds no {reference.digest} for {reference.name}"))
-            continue
-        entry = lock.get(*key)
-        if entry is None:
+        elif entry is None:
             problems.append(_at(found, f"not in {lockfile_name}: run `pinguard lock` to resolve and record it"))
         elif reference.digest is None:
             edits.append(pin_edit(found, entry.digest))
-        elif reference.digest not in _held(entry):
+        elif not locked.locked:
             problems.append(_at(found, f"pinned to {reference.digest}, but {lockfile_name} has {entry.digest} for "
                                        f"{entry.name}:{entry.tag}"))
     return edits, problems
+
+
+def _pinned_as_decoded(found: Found, lock: Lock) -> bool:
+    decoded = found.decoded
+    return decoded is not None and decoded.digest is not None and find(lock, decoded).locked
 
 
 def _images(text: str) -> list[Found]:
@@ -112,18 +128,29 @@ def _images(text: str) -> list[Found]:
         documents = compose(text)
     except SourceError as exc:
         raise PinguardError(f"{STREAM}:{exc.line}:{exc.column}: {exc}") from None
+    _refuse_duplicates(documents, where)
     found = [item for document in documents if not kubernetes.skipped(document)
              for item in kubernetes.find_in(document, where, split=False)]
     return sorted(found, key=lambda item: item.span.start)
 
 
-def _held(entry: LockEntry) -> set[str]:
-    """The digests the lock vouches for under one name and tag: its index's and each platform image's."""
-    return {entry.digest, *entry.platforms.values()}
+def _refuse_duplicates(documents: list[Node], where: Located) -> None:
+    """A key written twice is refused, not pinned: Helm applies the last, kubectl's strict validation rejects
+    the object, other readers take the first; pinning the last would leave the other unpinned in the output."""
+    found = [(where.span(d.shadowed.start_mark.index, d.shadowed.end_mark.index), d) for document in documents
+             for d in duplicates(document)]
+    if found:
+        span, first = found[0]
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise PinguardError(f"{STREAM}:{span.line}:{span.column}: "
+                            + duplicate_key.message(first.shadowed.value, span.line, first.kept.start_mark.line + 1)
+                            + f"{more}; nothing was written")
 
 
 def _at(found: Found, message: str) -> str:
-    return f"{STREAM}:{found.line}:{found.column}: " + shown(f"`{found.value}`: {message}")
+    # A value written with escapes or as `!!binary` is named as it decodes, the image Helm deploys and `check` names.
+    written = f"reads as {found.decoded}" if found.decoded is not None else f"`{found.value}`"
+    return f"{STREAM}:{found.line}:{found.column}: " + shown(f"{written}: {message}")
 
 
 def _write(stdout: TextIO, text: str) -> None:

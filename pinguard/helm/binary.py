@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from pinguard.errors import PinguardError
+from pinguard.helm.settings import ClusterContext
 from pinguard.untrusted_text import shown
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
@@ -32,17 +33,19 @@ class Helm:
     version: str  # as helm reports it, e.g. v4.1.4
 
     def template(self, chart: Path, values: Sequence[str], settings: Sequence[tuple[str, str]] = (),
-                 env: Mapping[str, str] | None = None) -> str:
-        """The chart rendered over the texts of `values` (in order, later ones winning) and `--set` pairs."""
+                 env: Mapping[str, str] | None = None, context: ClusterContext | None = None) -> str:
+        """The chart rendered over the texts of `values` (in order, later ones winning) and `--set` pairs,
+        answering as the cluster of `context` does."""
         with tempfile.TemporaryDirectory(prefix="pinguard-helm-") as folder:
-            command = [self.path, "template", RELEASE, str(chart)]
+            release = context.release if context is not None and context.release else RELEASE
+            command = [self.path, "template", release, str(chart), *(context.arguments() if context else ())]
             for index, text in enumerate(values):
                 path = Path(folder, f"values-{index}.yaml")
                 path.write_text(text, encoding="utf-8")
                 command += ["--values", str(path)]
             for key, value in settings:
                 command += ["--set", f"{key}={value}"]
-            return _bounded_run(command, env)
+            return bounded_run(command, env)
 
 
 def locate(explicit: str | None, env: Mapping[str, str]) -> Helm | None:
@@ -58,7 +61,7 @@ def locate(explicit: str | None, env: Mapping[str, str]) -> Helm | None:
         if path is None:
             return None
     try:
-        version = _bounded_run([path, "version", "--short"], env).strip()
+        version = bounded_run([path, "version", "--short"], env).strip()
     except RenderFailed as exc:
         raise PinguardError(f"helm: {path} does not answer `helm version`: {exc}") from None
     matched = _VERSION.match(version)
@@ -76,7 +79,7 @@ def _keep_start(stream: IO[bytes], kept: list[bytes]) -> None:
         size += len(chunk)
 
 
-def _bounded_run(command: list[str], env: Mapping[str, str] | None) -> str:
+def bounded_run(command: list[str], env: Mapping[str, str] | None) -> str:
     """Standard output of `command`; killed past the time or the size limit (its error output is kept short)."""
     try:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,

@@ -6,7 +6,9 @@ image in every render is found as a Kubernetes manifest's are (containers, init
 and ephemeral containers, CRDs such as RayCluster and RayJob), and each is
 reported at the values line that controls it (trace.py). An image no values line
 controls is reported at the chart's Chart.yaml, "fixed by the chart". Templates
-yield nothing of their own: what they render is judged in the render. A chart
+yield nothing of their own: what they render is judged in the render. Where the
+templates ask the cluster what the policy does not name, the images no render shows
+are read from the values as text, and said to be unrendered (context.py). A chart
 Helm refuses to render is read as text, with that said, and never pinned.
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pinguard.helm.binary import Helm, RenderFailed, locate
+from pinguard.helm.context import asked, notice, unrendered
 from pinguard.helm.renders import Renderer
 from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.helm.trace import Leaves, Parts, Trace, name_forms
@@ -103,6 +106,7 @@ class Judge:
         for deployment in chart.deployments:
             for path in deployment.values:
                 chart.found.setdefault(path.resolve(), [])
+        _unrendered(chart)
         for found_in_file in chart.found.values():
             found_in_file.sort(key=lambda item: item.span.start)
         return chart
@@ -142,6 +146,20 @@ def _read_render(chart: JudgedChart, index: int, deployment: Deployment,
             use.trace = leaves.trace(image, named)
         if index not in use.deployments:
             use.deployments.append(index)
+
+
+def _unrendered(chart: JudgedChart) -> None:
+    """Where the chart asks the cluster what the policy does not name for a deployment: the chart reported, and each
+    image its values set that no render shows, read as without Helm (context.py)."""
+    questions = asked(chart.root)
+    unnamed = any(deployment.context is None for deployment in chart.deployments)
+    unanswered = questions if unnamed else [item for item in questions if item.key is None]  # `lookup`: never
+    if not unanswered:
+        return
+    if unnamed:
+        chart.found.setdefault((chart.root / "Chart.yaml").resolve(), []).append(notice(chart.root, questions))
+    for path, found in unrendered(chart.texts, ((use.image, use.trace) for use in chart.uses.values()), unanswered):
+        chart.found.setdefault(path, []).append(found)
 
 
 def _subchart_values(chart: Path, at: tuple[str, ...]) -> list[tuple[Path, str, tuple[str, ...]]]:

@@ -26,6 +26,7 @@ from pinguard.sources.base import Found
 from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import digest_field, mapping_get
 from pinguard.write.edits import Edit, apply, field_edit
+from pinguard.write.placing import Item, Search
 
 
 @dataclass(frozen=True)
@@ -38,14 +39,6 @@ CANNOT = "this chart cannot carry a digest through its values"
 POST_RENDER = "pin it at deploy time with `pinguard post-render`"
 
 
-@dataclass(frozen=True, eq=False)
-class _Item:
-    found: Found
-    image: str
-    digest: str
-    placements: tuple[Placement, ...]
-
-
 @dataclass
 class ChartPlan:
     texts: dict[Path, str]  # new texts by resolved path, of files that change
@@ -55,68 +48,32 @@ class ChartPlan:
 def plan_chart(chart: JudgedChart, wanted: Sequence[tuple[Found, str]]) -> ChartPlan:
     """Confirmed edits pinning each (found, locked digest) of one chart; the others refused with a reason."""
     refused: list[tuple[Found, str]] = []
-    items: list[_Item] = []
+    items: list[Item[Placement]] = []
     for found, digest in wanted:
         use = chart.uses.get(found.rendered or "")
         if found.fixed is not None or use is None or use.trace is None:
-            refused.append((found, found.fixed or "no values line controls it"))
+            refused.append((found, found.fixed or found.unrendered or "no values line controls it"))
             continue
         placements = tuple(p for p in _placements(use.trace, use.image, digest) if p.edits)
         if not placements:
             refused.append((found, f"{CANNOT}: its values line is not a plain or quoted value pinguard can edit"))
             continue
-        items.append(_Item(found, use.image, digest, placements))
+        items.append(Item(found, use.image, digest, placements))
     confirmer = _Confirmer(chart)
     accepted, failed = confirmer.settle_all(items)
     refused.extend((item.found, f"{CANNOT}: {reason}") for item, reason in failed)
     return ChartPlan(confirmer.texts(accepted) if accepted else {}, refused)
 
 
-class _Confirmer:
+class _Confirmer(Search[Placement]):
     def __init__(self, chart: JudgedChart) -> None:
+        super().__init__()
         self._chart = chart
-        self._choice: dict[_Item, int] = {}
-        self._tried: dict[_Item, list[str]] = {}  # what each placement tried showed
 
-    def settle_all(self, items: list[_Item]) -> tuple[list[_Item], list[tuple[_Item, str]]]:
-        """Every item placed where the render confirms it, else given up with the last render's word."""
-        accepted: list[_Item] = []
-        given_up: list[tuple[_Item, str]] = []
-        pending = items
-        while pending:
-            confirmed, failed = self._settle(pending)
-            accepted.extend(confirmed)
-            pending = []
-            for item, reason in failed:
-                tried = self._tried.setdefault(item, [])
-                tried.append(f"{item.placements[self._choice.get(item, 0)].name}: {reason}")
-                self._choice[item] = self._choice.get(item, 0) + 1
-                if self._choice[item] < len(item.placements):
-                    pending.append(item)
-                else:
-                    given_up.append((item, "; ".join(tried)))
-        together = self._verdict(accepted) if accepted else None
-        if together is not None:  # together they disagree where apart they did not
-            given_up.extend((item, together) for item in accepted)
-            accepted = []
-        return accepted, given_up
-
-    def _settle(self, items: list[_Item]) -> tuple[list[_Item], list[tuple[_Item, str]]]:
-        """The items whose current placements the render confirms, found by halving where it does not."""
-        problem = self._verdict(items)
-        if problem is None:
-            return items, []
-        if len(items) == 1:
-            return [], [(items[0], problem)]
-        middle = len(items) // 2
-        first, first_failed = self._settle(items[:middle])
-        second, second_failed = self._settle(items[middle:])
-        return first + second, first_failed + second_failed
-
-    def texts(self, items: list[_Item]) -> dict[Path, str]:
+    def texts(self, items: list[Item[Placement]]) -> dict[Path, str]:
         edits: dict[Path, list[Edit]] = {}
         for item in items:
-            for path, edit in item.placements[self._choice.get(item, 0)].edits:
+            for path, edit in self.placement(item).edits:
                 edits.setdefault(path, []).append(edit)
         return {path: apply(self._text(path), file_edits) for path, file_edits in edits.items()}
 
@@ -125,7 +82,7 @@ class _Confirmer:
             raise PinguardError(f"{path}: not a values file of {self._chart.root}")
         return self._chart.texts[path]
 
-    def _verdict(self, items: list[_Item]) -> str | None:
+    def verdict(self, items: list[Item[Placement]]) -> str | None:
         """None when rendering with these items' edits changes exactly their images; else what it showed."""
         try:
             edited = self.texts(items)

@@ -1,10 +1,10 @@
 """Renders of a chart's deployments, each made once per run and kept between runs.
 
 A render is named by the hash of everything it depends on: the helm version, every
-file of the chart (subcharts and packaged `.tgz` ones included), the values texts
-and the `--set` pairs. A kept render is read back only under that name, so an edit
-anywhere in the chart is a miss, never a stale answer. A chart too large to hash
-(past the bounds below) is rendered every time.
+file of the chart (subcharts and packaged `.tgz` ones included), the values texts,
+the `--set` pairs and the cluster the policy names. A kept render is read back only
+under that name, so an edit anywhere in the chart is a miss, never a stale answer. A
+chart too large to hash (past `tree_hash`'s bounds) is rendered every time.
 """
 from __future__ import annotations
 
@@ -18,16 +18,13 @@ from pathlib import Path
 from pinguard.helm.binary import Helm, RenderFailed
 from pinguard.helm.settings import Deployment
 from pinguard.read.files import TextFile, UnreadableFile
-from pinguard.write.atomic import stage
-
-_MAX_FILES = 5000
-_MAX_BYTES = 32 * 1024 * 1024
+from pinguard.write.kept import KeptTexts, tree_hash
 
 
 class Renderer:
     def __init__(self, helm: Helm, cache_dir: Path | None, env: Mapping[str, str]) -> None:
         self.helm = helm
-        self._folder = cache_dir / "helm" if cache_dir is not None else None
+        self._kept = KeptTexts(cache_dir / "helm" if cache_dir is not None else None)
         self._env = env
         self._charts: dict[Path, str | None] = {}
         self._renders: dict[str, str | RenderFailed] = {}
@@ -59,7 +56,7 @@ class Renderer:
         key = self._key(deployment, [*texts, *(f"{path}\0{text}" for path, text in sorted(inside.items()))])
         if key in self._renders:
             return _answer(self._renders[key])
-        kept = self._kept(key)
+        kept = self._kept.get(key)
         if kept is not None:
             self._renders[key] = kept
             return kept
@@ -69,19 +66,19 @@ class Renderer:
             rendered = exc
         self._renders[key] = rendered
         if isinstance(rendered, str):
-            self._keep(key, rendered)
+            self._kept.put(key, rendered)
         return _answer(rendered)
 
     def _template(self, deployment: Deployment, texts: list[str], inside: Mapping[Path, str]) -> str:
         if not inside:
-            return self.helm.template(deployment.chart, texts, deployment.settings, self._env)
+            return self.helm.template(deployment.chart, texts, deployment.settings, self._env, deployment.context)
         root = deployment.chart.resolve()
         with tempfile.TemporaryDirectory(prefix="pinguard-chart-") as folder:
             copy = Path(folder, root.name)
             shutil.copytree(root, copy)
             for path, text in inside.items():
                 (copy / path.relative_to(root)).write_text(text, encoding="utf-8")
-            return self.helm.template(copy, texts, deployment.settings, self._env)
+            return self.helm.template(copy, texts, deployment.settings, self._env, deployment.context)
 
     def _key(self, deployment: Deployment, texts: list[str]) -> str:
         digest = hashlib.sha256(self.helm.version.encode())
@@ -91,55 +88,17 @@ class Renderer:
             digest.update(b"\0values\0" + hashlib.sha256(text.encode()).digest())
         for name, value in deployment.settings:
             digest.update(f"\0set\0{name}\0{value}".encode())
+        if deployment.context is not None:
+            release = deployment.context.release or ""
+            digest.update("\0context\0".join(("", release, *deployment.context.arguments())).encode())
         return digest.hexdigest()
 
     def _chart_hash(self, chart: Path) -> str | None:
         if chart not in self._charts:
-            self._charts[chart] = _tree_hash(chart)
+            self._charts[chart] = tree_hash(chart)
         return self._charts[chart]
-
-    def _kept(self, key: str) -> str | None:
-        if self._folder is None:
-            return None
-        try:
-            data = (self._folder / key).read_bytes()
-        except OSError:
-            return None
-        text, _, check = data.decode("utf-8", "replace").rpartition("\n#pinguard:")
-        return text if check == hashlib.sha256(text.encode()).hexdigest() else None  # a damaged file is a miss
-
-    def _keep(self, key: str, text: str) -> None:
-        if self._folder is None:
-            return
-        data = f"{text}\n#pinguard:{hashlib.sha256(text.encode()).hexdigest()}".encode()
-        try:
-            self._folder.mkdir(parents=True, exist_ok=True)
-            os.replace(stage(self._folder / key, data, sync=False), self._folder / key)
-        except OSError:
-            pass  # a cache that cannot be written only costs a render next time
-
 
 def _answer(rendered: str | RenderFailed) -> str:
     if isinstance(rendered, RenderFailed):
         raise rendered
     return rendered
-
-
-def _tree_hash(chart: Path) -> str | None:
-    """The hash of every file below `chart` (names and bytes); None past the bounds."""
-    digest = hashlib.sha256()
-    count = size = 0
-    for folder, names, files in os.walk(chart, followlinks=True):  # as helm reads a chart; bounded below
-        names.sort()
-        for name in sorted(files):
-            path = Path(folder, name)
-            count += 1
-            try:
-                data = path.read_bytes()
-            except OSError:
-                return None
-            size += len(data)
-            if count > _MAX_FILES or size > _MAX_BYTES:
-                return None
-            digest.update(f"{path.relative_to(chart).as_posix()}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()

@@ -6,12 +6,35 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
+class ClusterContext:
+    """What the cluster answers a chart's templates, as the policy names it (a bare `helm template` answers
+    `.Capabilities` with its defaults, `.Release.IsUpgrade` with false and `lookup` with nothing)."""
+
+    kube_version: str | None = None  # `.Capabilities.KubeVersion`
+    api_versions: tuple[str, ...] = ()  # `.Capabilities.APIVersions`
+    namespace: str | None = None  # `.Release.Namespace`
+    release: str | None = None  # `.Release.Name`
+    is_upgrade: bool = False  # `.Release.IsUpgrade`
+
+    def arguments(self) -> list[str]:
+        """The flags of `helm template` (3 and 4) that make a render answer as the cluster does."""
+        flags = ["--kube-version", self.kube_version] if self.kube_version else []
+        for api_version in self.api_versions:
+            flags += ["--api-versions", api_version]
+        if self.namespace:
+            flags += ["--namespace", self.namespace]
+        return [*flags, "--is-upgrade"] if self.is_upgrade else flags
+
+
+@dataclass(frozen=True)
 class Deployment:
-    """One way a chart is installed: its values files in order (later ones win) and `--set` pairs."""
+    """One way a chart is installed: its values files in order (later ones win), `--set` pairs, and the cluster
+    it is installed in (None: the policy names none, and the render answers as a bare `helm template` does)."""
 
     chart: Path
     values: tuple[Path, ...]
     settings: tuple[tuple[str, str], ...] = ()
+    context: ClusterContext | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from pinguard.errors import InvalidReference
 from pinguard.launch.guards import image_id_digest
+from pinguard.lock.locked import find
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.model import Sidecar
 from pinguard.reference import Reference, parse
@@ -68,14 +69,6 @@ class Judged(NamedTuple):
     allowed: list[Report]
 
 
-def locked_entries(lock: Lock, reference: Reference) -> list[LockEntry]:
-    """The entries a reference may run: its name and tag, or every entry of its name when it has no tag."""
-    if reference.tag is not None:
-        entry = lock.get(reference.name, reference.tag)
-        return [entry] if entry is not None else []
-    return [entry for entry in lock if entry.name == reference.name]
-
-
 def containers(pod: Mapping[str, Any]) -> Iterator[Container]:
     """Every init, regular and ephemeral container of a pod, each with the imageID its status reports."""
     spec, status = _mapping(pod, "spec"), _mapping(pod, "status")
@@ -105,8 +98,9 @@ def judge(pod: Mapping[str, Any], lock: Lock, sidecars: Sequence[Sidecar] = (),
           declared: Collection[str] | None = None) -> Judged:
     """The containers of a pod that are not pinned, or run a digest the lock does not hold for their image.
 
-    A digest of one of the locked index's platform images counts as locked: some
-    runtimes report the manifest they pulled for their platform, not the index. A
+    The image with the digest it runs is judged as every command judges a reference
+    (`pinguard.lock.locked`): a digest of one of the locked index's platform images counts,
+    as some runtimes report the manifest they pulled for their platform, not the index. A
     container one of `sidecars` matches is allowed instead, unless `declared` (the
     container names of the manifest `run` launched) names it; one it does not name and
     no entry allows gets one more report, saying how to allow it. Without `declared`
@@ -146,13 +140,29 @@ def _unlocked(image: str, image_id: str, lock: Lock) -> list[tuple[str, str]]:
         found.append((UNPINNED, f"image `{image}` is not pinned to a digest"))
     if not image_id:
         return found  # not created yet: nothing runs to compare
-    entries = locked_entries(lock, reference) if reference is not None else []
-    allowed = {digest for entry in entries for digest in (entry.digest, *entry.platforms.values())}
-    if image_id_digest(image_id) not in allowed:
+    if reference is None or not runs_locked(lock, reference, image_id_digest(image_id)):
+        entries = _entries(lock, reference) if reference is not None else []
         locked = (f"the lock holds {', '.join(sorted(e.digest for e in entries))}" if entries
                   else "the lock has no entry for it")
         found.append((NOT_LOCKED, f"image `{image}` runs {image_id}; {locked}"))
     return found
+
+
+def runs_locked(lock: Lock, reference: Reference, running: str | None) -> bool:
+    """Whether an image runs a digest the lock holds for it: `reference` with the digest it runs is locked
+    (`pinguard.lock.locked`): held by its tag's entry, or untagged by an entry of its name."""
+    try:
+        return running is not None and find(lock, reference.with_digest(running)).locked
+    except InvalidReference:  # a runtime's digest no reference may hold (another algorithm)
+        return False
+
+
+def _entries(lock: Lock, reference: Reference) -> list[LockEntry]:
+    """The entries a message names: its tag's, or every entry of its name when it has no tag."""
+    if reference.tag is not None:
+        entry = lock.get(reference.name, reference.tag)
+        return [entry] if entry is not None else []
+    return list(lock.of_name(reference.name))
 
 
 def _how_to_allow(container: str, image: str, sidecars: Sequence[Sidecar]) -> str:

@@ -22,7 +22,7 @@ import yaml
 
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.launch.gate import Gated
-from pinguard.launch.pods import locked_entries
+from pinguard.lock.locked import find
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.read.paths import Scan
 from pinguard.reference import parse
@@ -187,23 +187,24 @@ def _mark(template: dict[str, Any], lock: Lock, lock_sha256: str, path: str) -> 
 
 def _mark_container(container: dict[str, Any], lock: Lock, lock_sha256: str, path: str) -> str:
     """Give a container the env the in-pod guard reads (replacing any it had); its locked `name:tag@digest`."""
-    entry = _entry(str(container.get("image", "")), lock, path)
-    ours: list[dict[str, Any]] = [{"name": "PINGUARD_EXPECTED_DIGEST", "value": entry.digest},
+    entry, digest = _entry(str(container.get("image", "")), lock, path)
+    ours: list[dict[str, Any]] = [{"name": "PINGUARD_EXPECTED_DIGEST", "value": digest},
             {"name": "PINGUARD_LOCK_SHA256", "value": lock_sha256},
             {"name": "PINGUARD_CONTAINER", "value": str(container.get("name", ""))},
             *({"name": name, "valueFrom": {"fieldRef": {"fieldPath": field}}} for name, field in _DOWNWARD.items())]
     names = {item["name"] for item in ours}
     container["env"] = [e for e in container.get("env") or [] if e.get("name") not in names] + ours
-    return f"{entry.name}:{entry.tag}@{entry.digest}"
+    return f"{entry.name}:{entry.tag}@{digest}"
 
 
-def _entry(image: str, lock: Lock, path: str) -> LockEntry:
-    """The lock entry a pinned image stands for."""
+def _entry(image: str, lock: Lock, path: str) -> tuple[LockEntry, str]:
+    """The lock entry a pinned image stands for, and the digest it is pinned to: the entry's or a platform
+    image's (`pinguard.lock.locked`, as the gate judged it)."""
     try:
         reference = parse(image)
     except InvalidReference as exc:
         raise PinguardError(f"{path}: {exc}") from None
-    for entry in locked_entries(lock, reference):
-        if entry.digest == reference.digest:
-            return entry
+    locked = find(lock, reference)
+    if reference.digest is not None and locked.locked and locked.entry is not None:
+        return locked.entry, reference.digest
     raise PinguardError(f"{path}: `{image}` is not a locked image: `pinguard run` launches only what the lock holds")

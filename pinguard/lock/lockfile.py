@@ -189,6 +189,7 @@ class Lock:
 
     entries: Mapping[tuple[str, str], LockEntry] = field(default_factory=dict)
     _copied: Mapping[tuple[str, str], LockEntry] = field(init=False, repr=False, compare=False)
+    _named: Mapping[str, tuple[LockEntry, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for key, entry in self.entries.items():
@@ -197,11 +198,20 @@ class Lock:
         object.__setattr__(self, "entries", dict(sorted(self.entries.items())))
         copied = {(copy.to, entry.tag): entry for entry in self.entries.values() for copy in entry.copies}
         object.__setattr__(self, "_copied", copied)
+        named: dict[str, list[LockEntry]] = {}
+        for entry in self.entries.values():
+            for name in dict.fromkeys((entry.name, *(copy.to for copy in entry.copies))):
+                named.setdefault(name, []).append(entry)
+        object.__setattr__(self, "_named", {name: tuple(entries) for name, entries in named.items()})
 
     def get(self, name: str, tag: str) -> LockEntry | None:
         """The entry of `name:tag`, or the one copied to `name` (`pinguard copy`): a reference `pin --to`
         renamed stands for the entry it was copied from, at the same digest."""
         return self.entries.get((name, tag)) or self._copied.get((name, tag))
+
+    def of_name(self, name: str) -> tuple[LockEntry, ...]:
+        """The entries of `name`, or copied to it (`pinguard copy`), sorted as the lock is: one lookup."""
+        return self._named.get(name, ())
 
     def with_entries(self, entries: Iterable[LockEntry]) -> Lock:
         """A new lock with these entries added, replacing any with the same (name, tag)."""

@@ -16,12 +16,16 @@ from pinguard.policy.rules import (
     allowed_registries,
     denied_tags,
     digest_mismatch,
+    duplicate_key,
     escaped_reference,
     moving_tag,
     needs_helm,
+    needs_kustomize,
     not_locked,
+    not_rendered,
     ray_efa,
     ray_same_image,
+    render_context,
     require_provenance,
     require_sbom,
     require_signature,
@@ -53,12 +57,21 @@ class DocumentRule(Rule, Protocol):
 
 
 class DocumentLockRule(Rule, Protocol):
-    MARK: str  # text every document it judges holds: other files are not parsed for it
+    MARK: str  # text every document it judges holds once decoded: files that cannot hold it (`may_hold`) are not parsed
 
     @property
     def TYPE(self) -> Literal["document-lock"]: ...
 
     def check(self, conf: Conf, document: Node, where: Located, context: Context) -> Iterator[Problem]: ...
+
+
+class YamlRule(Rule, Protocol):
+    """Judges every YAML document a source read, whatever its kind."""
+
+    @property
+    def TYPE(self) -> Literal["yaml"]: ...
+
+    def check(self, conf: Conf, document: Node, where: Located) -> Iterator[Problem]: ...
 
 
 class LockRule(Rule, Protocol):
@@ -68,17 +81,19 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_MODULES = (allowed_registries, denied_tags, digest_mismatch, escaped_reference, moving_tag, needs_helm, not_locked,
-            ray_efa, ray_same_image, require_provenance, require_sbom, require_signature, runtime_env_pins,
-            stale_admission, tag_digest_mismatch, templated, unpinned, unread_digest, unused_lock_entry)
+_MODULES = (allowed_registries, denied_tags, digest_mismatch, duplicate_key, escaped_reference, moving_tag, needs_helm,
+            needs_kustomize, not_locked, not_rendered, ray_efa, ray_same_image, render_context, require_provenance,
+            require_sbom, require_signature, runtime_env_pins, stale_admission, tag_digest_mismatch, templated,
+            unpinned, unread_digest, unused_lock_entry)
 
 # mypy holds each module to the Protocol its TYPE names, and narrows each list below by TYPE.
-_TYPED: tuple[ReferenceRule | DocumentRule | DocumentLockRule | LockRule, ...] = _MODULES
+_TYPED: tuple[ReferenceRule | DocumentRule | DocumentLockRule | YamlRule | LockRule, ...] = _MODULES
 
 REFERENCE_RULES: tuple[ReferenceRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "reference")
 DOCUMENT_RULES: tuple[DocumentRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "document")
 DOCUMENT_LOCK_RULES: tuple[DocumentLockRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "document-lock")
 LOCK_RULES: tuple[LockRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "lock")
+YAML_RULES: tuple[YamlRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "yaml")
 
 # Every rule in ID order, for what reads a rule without running it: policy options, documentation, SARIF.
 RULES: Mapping[str, ModuleType] = {module.ID: module for module in sorted(_MODULES, key=lambda module: module.ID)}

@@ -20,6 +20,11 @@ A policy file is YAML:
         - chart: deploy/app     # relative to the policy file; values relative to the chart
           values: [values.yaml, values-prod.yaml]
           set: {image.pullPolicy: Always}
+          kube-version: "1.31.0"  # the cluster it is installed in: what `.Capabilities` and `.Release`
+          api-versions: [monitoring.coreos.com/v1]  # answer (`namespace`, `release` and `is-upgrade`
+          is-upgrade: false     # too); none named: a bare `helm template`'s defaults
+    kustomize:
+      binary: tools/kubectl     # what builds kustomizations (default: kubectl, else kustomize on PATH; `--kustomize`)
     provenance:                 # `lock --provenance`; paths are relative to the policy file
       lock: true                # look every time `lock` resolves, as if --provenance were given
       keys: [cosign.pub]        # PEM public keys for cosign key-based signatures
@@ -39,6 +44,7 @@ and the key. Rules then trust their configuration.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +52,8 @@ import yaml
 
 from pinguard.copy.ecr import TAG_MUTABILITY, RepositorySettings
 from pinguard.errors import PinguardError
-from pinguard.helm.settings import Deployment, HelmSettings
+from pinguard.helm.settings import ClusterContext, Deployment, HelmSettings
+from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.policy.catalog import RULES
 from pinguard.policy.files import PRESETS, PROJECT_POLICY
 from pinguard.policy.model import Layer, Policy, ProvenanceSection, Sidecar
@@ -55,8 +62,9 @@ from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
 
 LEVELS = ("error", "warning", "off")
-_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "provenance", "sidecars", "ecr")
+_KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "kustomize", "provenance", "sidecars", "ecr")
 _SECTION_KINDS = (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict),
+                  ("kustomize", dict),
                   ("provenance", dict), ("sidecars", list), ("ecr", dict))
 _PROVENANCE_KEYS = ("lock", "keys", "trusted-root", "notation-certs")
 _SIDECAR_KEYS = ("name", "image")
@@ -120,7 +128,9 @@ def _read(path: Path, seen: tuple[Path, ...]) -> Layer:
         raise PolicyError(f"invalid policy {path}: exclude: expected a list of glob patterns")
     tags = tuple(_tag_rule(path, entry) for entry in data.get("tags") or [])
     own = Layer(rules=_rules(path, data.get("rules") or {}), exclude=tuple(data.get("exclude") or []), tags=tags,
-                rates=_rates(path, data.get("registries") or {}), sources=_helm(path, data.get("helm") or {}),
+                rates=_rates(path, data.get("registries") or {}),
+                sources=replace(_helm(path, data.get("helm") or {}),
+                                kustomize=_kustomize(path, data.get("kustomize") or {})),
                 provenance=_provenance(path, data.get("provenance") or {}),
                 sidecars=_sidecars(path, data.get("sidecars") or []), ecr=_ecr(path, data.get("ecr") or {}))
     return _laid_over(base, own)
@@ -164,7 +174,8 @@ def _laid_over(base: Layer, top: Layer) -> Layer:
                         base.sources.helm.deployments + top.sources.helm.deployments)
     return Layer(rules=rules, exclude=base.exclude + top.exclude, tags=top.tags + base.tags,
                  rates={**base.rates, **top.rates},
-                 sources=SourceSettings(base.sources.digest_read + top.sources.digest_read, helm),
+                 sources=SourceSettings(base.sources.digest_read + top.sources.digest_read, helm, KustomizeSettings(
+                     top.sources.kustomize.binary or base.sources.kustomize.binary)),
                  provenance=provenance, sidecars=base.sidecars + top.sidecars, ecr={**base.ecr, **top.ecr})
 
 
@@ -262,10 +273,20 @@ def _helm(path: Path, helm: dict[Any, Any]) -> SourceSettings:
     return SourceSettings(tuple(globs), HelmSettings(binary, deployments))
 
 
+def _kustomize(path: Path, section: dict[Any, Any]) -> KustomizeSettings:
+    """`kustomize: {binary: PATH}`: the kubectl or kustomize that builds kustomizations."""
+    where = f"invalid policy {path}: kustomize"
+    _known_keys(where, section, ("binary",))
+    binary = section.get("binary")
+    if binary is not None and (not isinstance(binary, str) or not binary):
+        raise PolicyError(f"{where}.binary: expected the path or name of a kubectl or kustomize binary")
+    return KustomizeSettings(str(path.parent / binary) if binary is not None and "/" in binary else binary)
+
+
 def _deployment(path: Path, where: str, entry: object) -> Deployment:
     if not isinstance(entry, dict) or not isinstance(entry.get("chart"), str) or not entry["chart"]:
         raise PolicyError(f"{where}: expected a mapping with `chart` (a folder), `values` and `set`")
-    _known_keys(where, entry, ("chart", "values", "set"))
+    _known_keys(where, entry, ("chart", "values", "set", *_CONTEXT_KEYS))
     values = entry.get("values", ["values.yaml"])
     if not isinstance(values, list) or not all(isinstance(name, str) and name for name in values):
         raise PolicyError(f"{where}.values: expected a list of values files, relative to the chart")
@@ -276,7 +297,26 @@ def _deployment(path: Path, where: str, entry: object) -> Deployment:
     chart = path.parent / entry["chart"]
     return Deployment(chart, tuple(chart / name for name in values),
                       tuple((key, str(value).lower() if isinstance(value, bool) else str(value))
-                            for key, value in settings.items()))
+                            for key, value in settings.items()), _context(where, entry))
+
+
+_CONTEXT_KEYS = ("kube-version", "api-versions", "namespace", "release", "is-upgrade")
+
+
+def _context(where: str, entry: dict[Any, Any]) -> ClusterContext | None:
+    """What the cluster answers the chart (`kube-version`, `api-versions`, ...); None where the entry names none."""
+    if not any(key in entry for key in _CONTEXT_KEYS):
+        return None
+    for key in ("kube-version", "namespace", "release"):
+        if key in entry and (not isinstance(entry[key], str) or not entry[key]):
+            raise PolicyError(f"{where}.{key}: expected a string (quote a version: `1.30` unquoted is the number 1.3)")
+    api_versions = entry.get("api-versions", [])
+    if not isinstance(api_versions, list) or not all(isinstance(name, str) and name for name in api_versions):
+        raise PolicyError(f"{where}.api-versions: expected a list of API versions (`monitoring.coreos.com/v1`)")
+    if not isinstance(entry.get("is-upgrade", False), bool):
+        raise PolicyError(f"{where}.is-upgrade: expected true or false")
+    return ClusterContext(entry.get("kube-version"), tuple(api_versions), entry.get("namespace"), entry.get("release"),
+                          entry.get("is-upgrade", False))
 
 
 def _provenance(path: Path, section: dict[Any, Any]) -> ProvenanceSection:

@@ -87,7 +87,7 @@ class Layer:
     exclude: tuple[str, ...] = ()
     tags: tuple[TagRule, ...] = ()  # first match wins
     rates: Mapping[str, float] = field(default_factory=dict)  # `registries:`: registry -> requests per second
-    sources: SourceSettings = field(default_factory=SourceSettings)  # `helm:`
+    sources: SourceSettings = field(default_factory=SourceSettings)  # `helm:`, `kustomize:`
     provenance: ProvenanceSection = field(default_factory=ProvenanceSection)
     sidecars: tuple[Sidecar, ...] = ()
     ecr: Mapping[str, Any] = field(default_factory=dict)  # RepositorySettings' keyword arguments set

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from yaml.nodes import Node
+
 from pinguard.findings import Finding
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
@@ -14,17 +16,19 @@ from pinguard.policy.catalog import (
     DOCUMENT_RULES,
     LOCK_RULES,
     REFERENCE_RULES,
+    YAML_RULES,
     DocumentLockRule,
     DocumentRule,
     LockRule,
     ReferenceRule,
+    YamlRule,
 )
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.read.paths import ScannedFile, each_file, quiet_collector
-from pinguard.sources import kubernetes, runtime_env
+from pinguard.sources import kinds, kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
-from pinguard.sources.yamlnodes import Located, compose
+from pinguard.sources.yamlnodes import Located, compose, may_hold
 
 
 class Lint(NamedTuple):
@@ -66,7 +70,7 @@ def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, loc
     a pre-commit hook passes.
     """
     rules = _Rules(policy.enabled(REFERENCE_RULES), policy.enabled(DOCUMENT_RULES), policy.enabled(DOCUMENT_LOCK_RULES),
-                   policy.enabled(LOCK_RULES))
+                   policy.enabled(LOCK_RULES), policy.enabled(YAML_RULES))
     result: list[Finding] = []
     found: list[Found] = []
     for scanned in files:
@@ -108,6 +112,7 @@ class _Rules(NamedTuple):
     document: list[tuple[DocumentRule, Mapping[str, Any]]]
     document_lock: list[tuple[DocumentLockRule, Mapping[str, Any]]]  # Kubernetes documents only
     lock: list[tuple[LockRule, Mapping[str, Any]]]
+    yaml: list[tuple[YamlRule, Mapping[str, Any]]]  # every document a source parsed, whatever its kind
 
 
 def _keeping(files: Iterable[ScannedFile], kept: list[ScannedFile]) -> Iterator[ScannedFile]:
@@ -116,17 +121,35 @@ def _keeping(files: Iterable[ScannedFile], kept: list[ScannedFile]) -> Iterator[
         yield scanned
 
 
+def _parsed(scanned: ScannedFile) -> list[Node] | None:
+    """The documents of a YAML file whose record dropped them; None for a file no source parses: a Dockerfile, a
+    template, invalid YAML (the scan reported it) or a manifest that cannot hold an image."""
+    text = scanned.file.text
+    if scanned.kind in (kinds.DOCKERFILE, kinds.TEMPLATE) or (
+            scanned.kind == kubernetes.SOURCE and not may_hold(text, "image")):
+        return None
+    try:
+        return compose(text)
+    except SourceError:
+        return None
+
+
 def _file_findings(policy: Policy, rules: _Rules, scanned: ScannedFile, context: Context) -> Iterator[Finding]:
     for found in scanned.found:
         for rule, conf in rules.reference:
             for problem in rule.check(conf, found, context):
                 yield policy.finding(rule.ID, problem)
     with_lock = [(rule, conf) for rule, conf in rules.document_lock
-                 if scanned.kind == kubernetes.SOURCE and rule.MARK in scanned.file.text]
+                 if scanned.kind == kubernetes.SOURCE and may_hold(scanned.file.text, rule.MARK)]
+    where = Located(scanned.file.text, scanned.file.path.as_posix(), scanned.kind)
+    documents = scanned.documents if scanned.documents is not None or not rules.yaml else _parsed(scanned)
+    for yaml_rule, conf in rules.yaml:
+        for document in documents or ():
+            for problem in yaml_rule.check(conf, document, where):
+                yield policy.finding(yaml_rule.ID, problem)
     if (rules.document or with_lock) and scanned.kind in _DOCUMENT_KINDS:
-        where = Located(scanned.file.text, scanned.file.path.as_posix(), scanned.kind)
         try:  # the source's parse, unless it made none (a file without `image`) or the record dropped it
-            documents = scanned.documents if scanned.documents is not None else compose(scanned.file.text)
+            documents = documents if documents is not None else compose(scanned.file.text)
         except SourceError:  # the scan reported it already
             return
         for document in documents:

@@ -19,6 +19,8 @@ from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSe
 
 if TYPE_CHECKING:  # Helm's judging and the charts beside values files are imported when a file needs them
     from pinguard.helm.judge import Judge, JudgedChart
+    from pinguard.kustomize.judge import Builds
+    from pinguard.kustomize.judge import Judge as KustomizeJudge
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class ScannedFile:
     # none. They live as long as the record: keep records without them (`without_documents`).
     documents: list[Node] | None = field(default=None, repr=False, compare=False)
     chart: JudgedChart | None = field(default=None, repr=False, compare=False)  # the chart Helm judged it in
+    kustomization: Builds | None = field(default=None, repr=False, compare=False)  # the builds that read it
 
     def without_documents(self) -> ScannedFile:
         return replace(self, documents=None)
@@ -102,7 +105,11 @@ def each_file(paths: Sequence[str], errors: list[str],
         return  # every path named was wrong: reading the current folder instead would hide it
     roots = ChartRoots()
     judge: Judge | None = None
-    for path in walk(named, Path.cwd()):
+    # The values files the policy deploys, and their charts: values, wherever they lie and whatever their name.
+    deployed = {path.resolve(): d.chart for d in settings.helm.deployments for path in d.values}
+    walked = list(walk(named, Path.cwd()))  # every kustomization of the scan is known before any is built
+    kustomized = _kustomize_judge(walked, settings)
+    for path in walked:
         if not kinds.may_hold_images(path.name):
             continue
         try:
@@ -110,8 +117,10 @@ def each_file(paths: Sequence[str], errors: list[str],
         except UnreadableFile as exc:
             errors.append(f"{path}:1:1: {exc}")
             continue
-        kind = kinds.detect(path.as_posix(), file.text)
-        root = roots.of(path)
+        deployed_in = deployed.get(path.resolve())
+        root = roots.of(path) or deployed_in
+        kind = kinds.detect(path.as_posix(), file.text, chart=None if root is None else root.as_posix(),
+                            named_values=deployed_in is not None)
         chart = None
         if root is not None:
             from pinguard.helm.judge import Judge, failure_notice, found_in
@@ -125,6 +134,16 @@ def each_file(paths: Sequence[str], errors: list[str],
         if chart is not None and chart.judges(path):  # its text would only be read to be set aside
             yield ScannedFile(file, kind, found_in(chart, path), None, chart)
             continue
+        try:
+            built = kustomized.owners(path) if kustomized is not None else None
+        except PinguardError as exc:  # the kustomize named cannot run: every kustomization would be misread
+            errors.append(f"{path}:1:1: {exc}")
+            return
+        if built is not None and built.judges(path):
+            from pinguard.kustomize.judge import found_in as built_found_in
+
+            yield ScannedFile(file, kind, built_found_in(built, path), None, kustomization=built)
+            continue
         if kind == kinds.HELM and settings.charts is None:
             from pinguard.sources.charts import ChartCache
 
@@ -135,7 +154,23 @@ def each_file(paths: Sequence[str], errors: list[str],
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
         found = searched.found if chart is None else [*failure_notice(chart, path), *searched.found]
-        yield ScannedFile(file, kind, found, searched.documents, chart)
+        if built is not None:
+            from pinguard.kustomize.judge import failure_notice as build_failure
+
+            found = [*build_failure(built, path), *found]
+        yield ScannedFile(file, kind, found, searched.documents, chart, built)
+
+
+def _kustomize_judge(walked: list[Path], settings: SourceSettings) -> KustomizeJudge | None:
+    """The judge of the scan's kustomizations by their builds; None (nothing imported) when it holds none."""
+    from pinguard.kustomize.settings import NAMES  # a few names: the rest of the package waits for a kustomization
+
+    found = [path for path in walked if path.name in NAMES]
+    if not found:
+        return None
+    from pinguard.kustomize.judge import Judge as KustomizeJudge
+
+    return KustomizeJudge(settings.kustomize, os.environ, found, walked)
 
 
 def _usable(argument: str, errors: list[str]) -> bool:

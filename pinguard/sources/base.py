@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from yaml.nodes import Node
 
 from pinguard.helm.settings import HelmSettings
+from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.reference import Reference
 from pinguard.untrusted_text import shown
 
@@ -63,10 +64,19 @@ class Found:
     # it runs as written, so `escaped-reference` judges it although nothing can pin it.
     decoded: Reference | None = None
     needs_helm: bool = False  # a Helm block whose shape the static reading does not model: `problem` says why
+    # A kustomization field that changes images only a build shows (patches, components, ...), or a remote
+    # resource: `problem` says which.
+    needs_kustomize: bool = False
     # Read from a chart's render (pinguard/helm): the image as Helm renders it, found at the values line that
     # controls it; `fixed` says why no values line can pin it (the chart writes it itself).
     rendered: str | None = None
     fixed: str | None = None
+    # A values image no render of its chart showed, where the chart asks the cluster what the policy does not
+    # name: why no render could show it (`not-rendered`).
+    unrendered: str | None = None
+    # At a chart's Chart.yaml, no image: what its templates ask the cluster that the policy does not name
+    # (`render-context`).
+    render_context: str | None = None
 
     @property
     def line(self) -> int:
@@ -109,6 +119,7 @@ class SourceSettings:
 
     digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
     helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
+    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
     charts: ChartCache | None = field(default=None, compare=False, repr=False)
 

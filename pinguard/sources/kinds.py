@@ -1,7 +1,8 @@
 """Which kind a file is, and the references in it, found by that kind's source.
 
-Kind detection lives here and only here: by file name first, then, for generic YAML,
-by a cheap look at the top-level keys. Every source is found through one table, each
+Kind detection lives here and only here: by file name first, then by place (YAML in a
+chart's folder, or named by the policy, is Helm values), then, for generic YAML, by a
+cheap look at the top-level keys. Every source is found through one table, each
 source's `find(path, text, settings)`; a YAML file that is no YAML but a template is
 read line by line (`templates.py`) under its own kind. A source's module is imported when
 the first file of its kind is read: checking one manifest costs none of the others.
@@ -9,12 +10,15 @@ the first file of its kind is read: checking one manifest costs none of the othe
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
+from yaml.nodes import MappingNode, ScalarNode
+
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
-from pinguard.sources.yamlnodes import Located
+from pinguard.sources.yamlnodes import Located, compose
 
 # Each kind, named here once (each source's SOURCE is one of them), and the module of pinguard.sources that
 # reads it.
@@ -32,6 +36,8 @@ _DOCKERFILE_NAME = re.compile(r"(^|[.\-_])(docker|container)file([.\-_]|$)", re.
 _COMPOSE_NAME = re.compile(r"(^|[.\-_])(docker-)?compose([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
 _VALUES_NAME = re.compile(r"(^|[.\-_])values([.\-_][^/]*)?\.ya?ml$", re.IGNORECASE)
 _KUSTOMIZATION_NAME = re.compile(r"(^|[.\-_])kustomization\.ya?ml$", re.IGNORECASE)
+_VALUES_PLACE_NAME = re.compile(r"\.ya?ml$", re.IGNORECASE)
+_CHART_FILES = ("Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.lock")  # what Helm reads as no values
 _RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
 
 
@@ -51,13 +57,18 @@ def _is_dockerfile(name: str) -> bool:
     return bool(_DOCKERFILE_NAME.search(name)) and not _YAML_NAME.search(name) and not name.lower().endswith(".md")
 
 
-def detect(path: str, text: str) -> str:
-    """The source kind of a file whose name `may_hold_images`: by name, then by its top-level keys."""
+def detect(path: str, text: str, *, chart: str | None = None, named_values: bool = False) -> str:
+    """The source kind of a file whose name `may_hold_images`: by name, then by its place, then by its top-level keys.
+
+    `chart`: the folder of the chart the file lies in; `named_values`: the policy deploys it as a values file.
+    """
     name = PurePosixPath(path).name
     if _is_dockerfile(name):
         return DOCKERFILE  # a templated Dockerfile too: FROM lines are found the same way
     if _TEMPLATE_NAME.search(name):
         return TEMPLATE
+    if named_values:
+        return HELM
     if _RUNTIME_ENV_NAME.search(name):
         return RUNTIME_ENV
     if _KUSTOMIZATION_NAME.search(name):
@@ -66,7 +77,7 @@ def detect(path: str, text: str) -> str:
         return WORKFLOW
     if _COMPOSE_NAME.search(name):
         return COMPOSE
-    if _VALUES_NAME.search(name):
+    if _VALUES_NAME.search(name) or (chart is not None and _values_by_place(path, text, chart)):
         return HELM
     if _top_level(text, "jobs") and any(_top_level(text, on) for on in ("on", '"on"', "'on'", "true")):
         return WORKFLOW
@@ -78,9 +89,42 @@ def detect(path: str, text: str) -> str:
     return KUBERNETES
 
 
+def _values_by_place(path: str, text: str, chart: str) -> bool:
+    """Whether a file in a chart's folder is values handed to Helm (`-f env/prod.yaml`): YAML that is none of the
+    chart's own files (Chart.yaml, Chart.lock, its templates, its CRDs) and no Kubernetes object."""
+    parts = PurePosixPath(os.path.relpath(os.path.abspath(path), os.path.abspath(chart))).parts
+    if not _VALUES_PLACE_NAME.search(parts[-1]) or parts[-1] in _CHART_FILES or parts[0] == "..":
+        return False
+    return not set(parts[:-1]) & {"templates", "crds"} and not (_top_level(text, "apiVersion") and
+                                                                 _top_level(text, "kind"))
+
+
 def _top_level(text: str, key: str) -> bool:
-    """Whether a line starts with `key:`; a substring search, far cheaper than a regular expression."""
-    return text.startswith(key + ":") or f"\n{key}:" in text
+    """Whether a line starts with `key:`, or with a key that decodes to it; a substring search, far cheaper than a
+    regular expression, unless a line starts with a quoted, escaped, tagged or anchored key."""
+    return text.startswith(key + ":") or f"\n{key}:" in text or key in _written_keys(text)
+
+
+_KEY_STARTS = "\"'!?&"  # how a key written other than plain starts: quoted (`"\x6aobs":`), tagged, explicit, anchored
+
+
+def _written_keys(text: str) -> frozenset[str]:
+    """The top-level keys written other than plain, decoded as Go's YAML reads them (`"\x6aobs"` is `jobs`), each
+    read from its line alone, with the file's directives (`%TAG`); a line that is no YAML alone names none."""
+    if text[:1] not in _KEY_STARTS and not any(f"\n{start}" in text for start in _KEY_STARTS):
+        return frozenset()
+    lines = text.splitlines()
+    directives = [line for line in lines if line.startswith("%")]
+    keys: set[str] = set()
+    for line in lines:
+        if line and line[0] in _KEY_STARTS:
+            try:
+                documents = compose("\n".join([*directives, "---", line]) if directives else line)
+            except SourceError:
+                continue
+            keys.update(str(key.value) for document in documents if isinstance(document, MappingNode)
+                        for key, _ in document.value if isinstance(key, ScalarNode))
+    return frozenset(keys)
 
 
 def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:

@@ -26,7 +26,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.sources import kinds, runtime_env
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings
-from pinguard.sources.tagform import split_reference
+from pinguard.sources.tagform import image_mappings, split_reference
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -34,6 +34,7 @@ from pinguard.sources.yamlnodes import (
     found_at,
     mapping_get,
     mapping_pairs,
+    may_hold,
     same_position,
     scalar_text,
     scalars_under,
@@ -52,7 +53,7 @@ _PARAMETER_VALUES = ("value", "default")
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
-    if "image" not in text:  # every key this kind looks for says "image"; most CRDs and configs do not
+    if not may_hold(text, "image"):  # every key this kind looks for says "image"; most CRDs and configs do not
         return Searched([])
     where = Located(text, path, SOURCE)
     found: list[Found] = []
@@ -64,6 +65,8 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
             items = find_in(document, where, split=not is_object)
             if is_object:
                 items.extend(_in_parameters(document, where))
+            else:  # values handed to Helm, vars: `image: {repository, tag}` (tagform.py)
+                items.extend(image_mappings(document, where))
             found.extend(item for item in items if not any(start <= item.span.start < end for start, end in built))
     return Searched(sorted(found, key=lambda f: f.span.start), documents)
 
@@ -150,7 +153,7 @@ def _in_parameters(document: Node, where: Located) -> list[Found]:
         for parameter in parameters.value:
             for name in _PARAMETER_VALUES:
                 value = mapping_get(parameter, name)
-                if isinstance(value, ScalarNode) and value.style != '"' and "image" in str(value.value):
+                if isinstance(value, ScalarNode) and value.style != '"' and may_hold(str(value.value), "image"):
                     found.extend(_embedded_items(value, where))
     return found
 

@@ -3,10 +3,19 @@
 The image is `newName` (else `name`) at `newTag`; pinning fills `digest`,
 added after `newTag` when absent. An entry without `newTag` leaves the tag
 to the manifests it patches, which are scanned on their own.
+
+Read without kustomize, that is all a kustomization says: its patches,
+replacements, components, generators and transformers change images only a
+build shows, and a remote resource is something pinguard never fetches. Each
+such field is reported (`Found.needs_kustomize`), so the file is never called
+clean; with kustomize at hand, the build is read instead (pinguard/kustomize).
 """
 from __future__ import annotations
 
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+import re
+from pathlib import Path
+
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
@@ -23,12 +32,63 @@ from pinguard.sources.yamlnodes import (
 )
 
 SOURCE = kinds.KUSTOMIZE
+# Fields that change images in ways only a build shows.
+UNMODELED = ("patches", "patchesStrategicMerge", "patchesJson6902", "replacements", "components", "transformers",
+             "generators", "helmCharts", "helmChartInflationGenerator")
+REFERRING = ("resources", "bases", "components")  # entries naming other kustomizations: perhaps remote ones
+# A URL, an scp-like git address, a go-getter form, or a host name leading a path (`github.com/org/repo`).
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*::|[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:|[\w-]+(?:\.[\w-]+)+(?::\d+)?/)",
+                     re.IGNORECASE)
+
+
+def is_remote(entry: str, folder: Path) -> bool:
+    """Whether a `resources`/`bases`/`components` entry names something kustomize would fetch, not a local path."""
+    if "://" in entry or "?ref=" in entry or entry.startswith("git@"):
+        return True
+    return bool(_REMOTE.match(entry)) and not (folder / entry).exists()
+
+
+def remote_entries(document: Node) -> list[ScalarNode]:
+    """The `resources`, `bases` and `components` entries of a kustomization that are remote."""
+    return [node for key in REFERRING for node in _entries(mapping_get(document, key))]
+
+
+def _entries(node: Node | None) -> list[ScalarNode]:
+    return [item for item in node.value if isinstance(item, ScalarNode)] if isinstance(node, SequenceNode) else []
+
+
+def unmodeled(path: str, text: str, documents: list[Node]) -> list[Found]:
+    """What only a build can judge: each field above that is set, each remote resource, at its line."""
+    where = Located(text, path, SOURCE)
+    folder = Path(path).parent
+    found: list[Found] = []
+    for document in documents:
+        if not isinstance(document, MappingNode):
+            continue
+        for key, value in document.value:
+            if isinstance(key, ScalarNode) and key.value in UNMODELED and _set(value):
+                found.append(_unmodeled(where, key, f"`{key.value}` changes images that only a build shows"))
+        for entry in remote_entries(document):
+            if is_remote(str(entry.value), folder):
+                found.append(_unmodeled(where, entry, f"the remote resource {entry.value!r} is fetched at build "
+                                                      "time: vendor it into the repository to check and pin it"))
+    return found
+
+
+def _set(value: Node) -> bool:
+    return not (isinstance(value, ScalarNode) and value.value in ("", "null", "~")) and value.value != []
+
+
+def _unmodeled(where: Located, node: ScalarNode, problem: str) -> Found:
+    start, end = node.start_mark.index, node.end_mark.index
+    return Found(where.path, SOURCE, where.span(start, end), where.text[start:end], None, problem,
+                 needs_kustomize=True)
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     where = Located(text, path, SOURCE)
-    found: list[Found] = []
     documents = compose(text)
+    found = unmodeled(path, text, documents)
     for document in documents:
         images = mapping_get(document, "images")
         if isinstance(images, SequenceNode):
@@ -36,7 +96,7 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
                 item = _entry(entry, where) if isinstance(entry, MappingNode) else None
                 if item is not None:
                     found.append(item)
-    return Searched(found, documents)
+    return Searched(sorted(found, key=lambda item: item.span.start), documents)
 
 
 def _entry(entry: MappingNode, where: Located) -> Found | None:

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources.base import DigestField, Found
-from pinguard.sources.yamlnodes import Located, is_templated, mapping_get, same_position, scalar_text, value_span
+from pinguard.sources.yamlnodes import (
+    Located,
+    is_templated,
+    mapping_get,
+    same_position,
+    scalar_text,
+    value_span,
+    walk_pairs,
+)
 
 # Keys that hold the tag beside an `image:` name, in the spellings charts and playbooks use.
 TAG_KEYS = ("tag", "imageTag", "image_tag", "imageVersion", "version")
@@ -54,14 +62,18 @@ def _in_file(node: ScalarNode, to_file: Callable[[int], int]) -> tuple[int, int]
 
 
 def split_reference(mapping: MappingNode, image: ScalarNode, where: Located, *, tag_keys: tuple[str, ...] = TAG_KEYS,
-                    to_file: Callable[[int], int] = same_position) -> Found | None:
-    """The reference of an `image:` name with its tag in a sibling key; None when there is no such sibling."""
+                    to_file: Callable[[int], int] = same_position, registry: str = "") -> Found | None:
+    """The reference of an `image:` name with its tag in a sibling key; None when there is no such sibling.
+
+    `registry`: what the name is read after (a sibling `registry:`), when set.
+    """
     tag_node = next((node for key in tag_keys if isinstance(node := mapping_get(mapping, key), ScalarNode)), None)
     if tag_node is None:
         return None
     start, end = _in_file(image, to_file)
     span = where.span(start, end)
     name, tag = str(image.value), scalar_text(tag_node) or ""
+    full = f"{registry}/{name}" if registry else name
 
     def unresolvable(problem: str) -> Found:
         return Found(where.path, where.source, span, name, None, problem)
@@ -75,7 +87,23 @@ def split_reference(mapping: MappingNode, image: ScalarNode, where: Located, *, 
     if field is None:
         return unresolvable("its tag is not a plain or quoted value; pinguard cannot edit it")
     try:
-        reference = parse(f"{name}:{tag}")
+        reference = parse(f"{full}:{tag}")
     except InvalidReference as exc:
-        return unresolvable(f"{name}:{tag}: {exc}")
+        return unresolvable(f"{full}:{tag}: {exc}")
     return Found(where.path, where.source, span, name, reference, digest_field=field)
+
+
+def image_mappings(document: Node, where: Located) -> list[Found]:
+    """Each `image:` mapping that names its image by `repository` (after `registry`, when set) beside a `tag`, in a
+    file that is no Kubernetes object (a values file Helm is handed, a playbook's vars): one reference, found at its
+    `repository`, pinned in the tag form."""
+    found: list[Found] = []
+    for _, key, block in walk_pairs(document):
+        repository = mapping_get(block, "repository") if key.value == "image" else None
+        if isinstance(block, MappingNode) and isinstance(repository, ScalarNode) and scalar_text(repository) and \
+                isinstance(mapping_get(block, "tag"), ScalarNode):
+            registry = scalar_text(mapping_get(block, "registry")) or ""
+            item = split_reference(block, repository, where, tag_keys=("tag",), registry=registry)
+            if item is not None:
+                found.append(item)
+    return found

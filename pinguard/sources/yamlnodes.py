@@ -4,15 +4,23 @@ PyYAML (libyaml when present) gives every node its start and end as character
 indexes into the decoded text, so a scalar's span is exact and editing it
 changes nothing else. A scalar whose source text differs from its value
 (escapes, line folding, block scalars of more than one line) is reported, never rewritten.
+
+Documents are read as Go's YAML reads them (Helm, kubectl, kustomize), decoded once as
+they are parsed: escapes (PyYAML decodes them), `!!binary` values and keys decoded, and of
+a key written twice in one mapping only the last pair kept, the earlier ones recorded
+(`duplicates`): no source can see a value its consumer never reads.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import bisect
 import functools
 import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -24,6 +32,9 @@ from pinguard.sources.base import DigestField, Found, SourceError, Span, Unreada
 _NULL = "tag:yaml.org,2002:null"
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
+_BINARY = "tag:yaml.org,2002:binary"
+_CORE = "tag:yaml.org,2002:"  # Go's YAML resolves these tags; it keeps any other as a string
+_NOT_BASE64 = "!pinguard:not-base64"  # a `!!binary` value Go's YAML cannot decode: it refuses the document
 _NULLS = frozenset(("", "~", "null", "Null", "NULL"))
 _TOO_DEEP = "maximum nesting depth"
 
@@ -62,7 +73,7 @@ def compose(text: str) -> list[Node]:
     Sources hand the documents on (`Searched.documents`), so `check` need not parse a file again.
     """
     try:
-        return [doc for doc in yaml.compose_all(text, Loader=_Loader) if doc is not None]
+        documents = [doc for doc in yaml.compose_all(text, Loader=_Loader) if doc is not None]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -74,6 +85,99 @@ def compose(text: str) -> list[Node]:
         raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
     except RecursionError:  # PyYAML's own composer, where libyaml is missing, recurses once per level
         raise Unreadable("YAML nested too deeply to read", 1, 1) from None
+    for document in documents:
+        _decode(document)
+    return documents
+
+
+class Duplicate(NamedTuple):
+    """A key written again in the same mapping: `shadowed` is dropped, `kept` is the pair Go's YAML reads."""
+
+    shadowed: ScalarNode
+    kept: ScalarNode
+
+
+_DUPLICATES = "pinguard_duplicates"  # the attribute of a document's root node that holds them, when there are any
+
+
+def duplicates(document: Node) -> list[Duplicate]:
+    """The keys written twice in a document `compose` returned, in the order they are written."""
+    found: list[Duplicate] = getattr(document, _DUPLICATES, [])
+    return found
+
+
+def _decode(document: Node) -> None:
+    """Make a document what Go's YAML reads: `!!binary` scalars decoded, and of each key written twice
+    in one mapping the last pair alone (keys merged in with `<<` are not written twice: own keys win).
+
+    One pass over the nodes, each once however many aliases reach it.
+    """
+    found: list[Duplicate] = []
+    seen: set[int] = set()
+    stack: list[Node] = [document]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is MappingNode:
+            pairs = node.value
+            for key, value in pairs:
+                if type(key) is ScalarNode:
+                    if key.tag == _BINARY:
+                        _decode_binary(key)
+                else:
+                    stack.append(key)
+                if type(value) is ScalarNode:
+                    if value.tag == _BINARY:
+                        _decode_binary(value)
+                else:
+                    stack.append(value)
+            if len(pairs) > 1 and len({k.value for k, _ in pairs if type(k) is ScalarNode}) < len(pairs):
+                node.value = _last_wins(pairs, found)
+        elif type(node) is SequenceNode:
+            for item in node.value:
+                if type(item) is ScalarNode:
+                    if item.tag == _BINARY:
+                        _decode_binary(item)
+                else:
+                    stack.append(item)
+        elif type(node) is ScalarNode and node.tag == _BINARY:
+            _decode_binary(node)
+    if found:  # kept with the document: it lives as long as the nodes it points at
+        setattr(document, _DUPLICATES, sorted(found, key=lambda d: d.shadowed.start_mark.index))
+
+
+def _last_wins(pairs: list[tuple[Node, Node]], found: list[Duplicate]) -> list[tuple[Node, Node]]:
+    """The pairs of a mapping, each scalar key once: its last; the earlier ones go to `found`."""
+    last: dict[str, ScalarNode] = {}
+    for key, _ in pairs:
+        if type(key) is ScalarNode and key.tag != _MERGE:
+            last[key.value] = key
+    kept: list[tuple[Node, Node]] = []
+    for key, value in pairs:
+        if type(key) is ScalarNode and key.tag != _MERGE and last[key.value] is not key:
+            found.append(Duplicate(key, last[key.value]))
+        else:
+            kept.append((key, value))
+    return kept
+
+
+def _decode_binary(node: ScalarNode) -> None:
+    """A `!!binary` scalar's value as Go's YAML reads it: base64 (line breaks ignored) of UTF-8 text."""
+    try:
+        data = base64.b64decode(str(node.value).replace("\n", "").replace("\r", ""), validate=True)
+    except (binascii.Error, ValueError):
+        node.tag = _NOT_BASE64
+        return
+    node.value = data.decode("utf-8", "replace")
+
+
+def may_hold(text: str, word: str) -> bool:
+    """Whether YAML `text` may hold `word` as a key or value once decoded: a cheap test that never says no
+    to one that does. Only a backslash escape (`"\\x69mage"`) or a tag (`!!binary`, `!<...>`, or one
+    a `%TAG` directive names) writes a word without its letters."""
+    return word in text or "\\" in text or "!!" in text or "!<" in text or "%TAG" in text
 
 
 def is_templated(value: str) -> bool:
@@ -91,8 +195,8 @@ def mapping_get(node: Node | None, key: str) -> Node | None:
 
 
 def mapping_pairs(node: Node | None) -> list[tuple[ScalarNode, Node]]:
-    """Every key and value a YAML loader may see in a mapping: all its own pairs (a key written twice is
-    kept twice: loaders differ on which wins), then those merged in with `<<` that no pair before names."""
+    """Every key and value Go's YAML sees in a mapping: its own pairs (of a key written twice, the last:
+    `compose` keeps no other), then those merged in with `<<` that no pair before names."""
     pairs: list[tuple[ScalarNode, Node]] = []
     named: set[str] = set()
     for mapping in _layers(node):
@@ -128,6 +232,20 @@ def scalar_text(node: Node | None) -> str | None:
     """The value of a string scalar, else None."""
     if isinstance(node, ScalarNode) and node.tag != _NULL:
         return str(node.value)
+    return None
+
+
+def _not_a_string(node: ScalarNode) -> str | None:
+    """Why Go's YAML reads no string from a scalar with an explicit tag, else None.
+
+    `!!str` and `!!binary` are strings, and Go keeps a local or foreign tag's value as the string it
+    is (`!foo x`); any other core tag (`!!int`, `!!bool`, ...) makes a Kubernetes string field an error.
+    """
+    tag = str(node.tag)
+    if tag == _NOT_BASE64:
+        return "tagged `!!binary` but no base64: Go's YAML refuses the document"
+    if tag.startswith(_CORE) and tag not in (_STR, _BINARY, _NULL):
+        return f"tagged `!!{tag.removeprefix(_CORE)}`: Go's YAML reads no string there, and Kubernetes refuses it"
     return None
 
 
@@ -294,6 +412,14 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     value = str(node.value)
     if node.tag == _NULL or value.isspace() or not value.startswith(prefix):
         return None  # `image: null` or `~`: the value comes from elsewhere (a chart's global image)
+    refused = _not_a_string(node) if node.tag != _STR else None
+    if refused is not None:
+        whole = where.span(to_file(node.start_mark.index), to_file(node.end_mark.index))
+        return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None, refused)
+    if node.tag == _BINARY:  # decoded: its text in the file is base64
+        if _PATTERN.search(value) or _PLACEHOLDER.search(value):
+            return None
+        return _unpinnable(node, where, to_file, value)
     line_start = _block_line(node, where, to_file)
     if line_start is None:
         start = to_file(value_span(node)[0]) + len(prefix)
@@ -309,15 +435,23 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
         return None
     flow = node.style in (None, "", "'", '"')  # plain or quoted
     if (line_start is None and not flow) or where.text[start:end] != written:
-        whole = where.span(to_file(node.start_mark.index), to_file(node.start_mark.index) + 1)
-        return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None,
-                     "written with escapes or as a block scalar; write it as a plain or quoted value to pin it",
-                     decoded=_reference_or_none(written))
+        return _unpinnable(node, where, to_file, written)
     try:
         reference = parse(written)
     except InvalidReference as exc:
         return Found(where.path, where.source, where.span(start, end), written, None, str(exc))
     return Found(where.path, where.source, where.span(start, end), written, reference)
+
+
+def _unpinnable(node: ScalarNode, where: Located, to_file: Callable[[int], int], written: str) -> Found:
+    """A value whose text in the file is not its value (escapes, `!!binary`, a folded block): judged by what
+    it decodes to, found at its first character."""
+    whole = where.span(to_file(node.start_mark.index), to_file(node.start_mark.index) + 1)
+    problem = "written with escapes or as a block scalar; write it as a plain or quoted value to pin it"
+    if is_templated(written):
+        problem = f"templated value {written!r} cannot be resolved"
+    return Found(where.path, where.source, whole, where.text[whole.start:whole.end], None, problem,
+                 decoded=_reference_or_none(written))
 
 
 def _reference_or_none(value: str) -> Reference | None:

@@ -17,6 +17,7 @@ from pinguard.write.edits import Edit, apply, pin_edit
 
 if TYPE_CHECKING:  # Helm is imported when a chart is to be pinned (`plan_chart`), not for every pin
     from pinguard.helm.judge import JudgedChart
+    from pinguard.kustomize.judge import Built
 
 
 class Plan(NamedTuple):
@@ -30,9 +31,11 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
     missing: list[Found] = []
     refused: list[tuple[Found, str]] = []
     charts: dict[int, tuple[JudgedChart, list[tuple[Found, str]]]] = {}
+    builds: dict[int, tuple[Built, list[tuple[Found, str]]]] = {}  # kustomizations, pinned by `plan_build`
     by_path: dict[Path, ScannedFile] = {}
     for scanned in result.files:
         chart = scanned.chart
+        built = scanned.kustomization
         judged = chart is not None and chart.judges(scanned.file.path)
         edits: list[Edit] = []
         for found in scanned.found:
@@ -49,6 +52,8 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
             elif chart is not None and judged:
                 charts.setdefault(id(chart), (chart, []))[1].append((found, entry.digest))
                 by_path[scanned.file.path.resolve()] = scanned
+            elif built is not None and built.judges(scanned.file.path) and (source := built.of(found)) is not None:
+                builds.setdefault(id(source), (source, []))[1].append((found, entry.digest))
             else:
                 edits.append(pin_edit(found, entry.digest))
         if edits:
@@ -59,6 +64,17 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
         chart_plan = plan_chart(chart, wanted)
         changes.extend((by_path[path], text) for path, text in chart_plan.texts.items())
         refused.extend(chart_plan.refused)
+    if builds:
+        from pinguard.kustomize.pinning import plan_build
+
+        every = {scanned.file.path.resolve(): scanned for scanned in result.files}
+        edited: dict[Path, list[Edit]] = {}
+        for source, wanted_pins in builds.values():
+            build_plan = plan_build(source, wanted_pins)
+            for path, file_edits in build_plan.edits.items():
+                edited.setdefault(path, []).extend(file_edits)
+            refused.extend(build_plan.refused)
+        changes.extend((every[path], apply(every[path].file.text, file_edits)) for path, file_edits in edited.items())
     return Plan(changes, missing, refused)
 
 
@@ -72,7 +88,7 @@ def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
             found for found in scanned.found
             if found.reference is not None and found.reference.digest is not None
             and locked_key(found.reference) in moved.entries
-        ], chart=scanned.chart)
+        ], chart=scanned.chart, kustomization=scanned.kustomization)
         for scanned in result.files
     ])
     return plan_pins(pinned, moved).changes

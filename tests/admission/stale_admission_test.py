@@ -145,7 +145,8 @@ def test_name_keys_tell_the_digest_the_lock_holds(tmp_path: Path, old: str, new:
     ("digests.from: '00'", "digests.from: zz", "(`digests.from` 'zz', `digests.to` 'ff', `names.class` '0', "
                                                "`names.classes` '1') that is no cell of the 1x1 layout"),
     ("digests.from: '00'", "digests.from: 'aa'", "`digests.from` 'aa'"),  # a cell would pass 00 to a9 unjudged
-    ("digests.from: '00'", "digests.from: ff\n  digests.to: '00'", "no one `digests.to`"),  # written twice
+    # Written twice, read as the API server reads it: the last `digests.to` (ff), so the range ff to ff
+    ("digests.from: '00'", "digests.from: ff\n  digests.to: '00'", "`digests.from` 'ff', `digests.to` 'ff'"),
     ("digests.from: '00'", "digests.from: 'AA'", "`digests.from` 'AA'"),
     ("digests.to: ff", "digests.to: fff", "`digests.to` 'fff'"),
     ("  digests.to: ff\n", "", "no one `digests.to`"),

@@ -184,6 +184,37 @@ def test_each_image_that_cannot_be_pinned_gets_its_line(work: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("written", [r'"\x6eginx:1.25"', r'"\u006Eginx:1.25"', "!!binary bmdpbng6MS4yNQ=="])
+def test_an_image_written_with_escapes_is_named_as_it_decodes(work: Path, written: str) -> None:
+    manifest = f"kind: Pod\nspec:\n  containers:\n  - name: a\n    image: {written}\n"
+    status, out, err = _post_render(manifest)
+    assert (status, out) == (2, "")
+    assert err.splitlines()[0].startswith("<stdin>:5:12: reads as docker.io/library/nginx:1.25: written with escapes")
+
+
+@pytest.mark.parametrize("digest", [NGINX, OTHER])
+def test_an_escaped_image_passes_only_pinned_to_a_locked_digest_as_check_judges_it(work: Path, digest: str) -> None:
+    escaped = f'"\\x6eginx:1.25@{digest}"'
+    manifest = f"apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: a\n    image: {escaped}\n"
+    status, out, _ = _post_render(manifest)
+    (work / "pod.yaml").write_text(manifest)
+    checked = main(["check", "--policy", "default", "pod.yaml"], env={}, stdout=io.StringIO(), stderr=io.StringIO())
+    assert (status, out) == ((0, manifest) if digest == NGINX else (2, ""))
+    assert checked == (0 if digest == NGINX else 1)
+
+
+@pytest.mark.parametrize(("manifest", "line"), [
+    ("apiVersion: v1\nkind: CustomResourceDefinition\nkind: Pod\nspec:\n  containers:\n  - image: nginx:1.26\n", 2),
+    ("kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n    image: nginx:1.26\n", 4),
+    ("kind: Pod\nmetadata:\n  labels: {app: a, app: b}\n", 3),  # no image near it: refused all the same
+])
+def test_a_key_written_twice_is_refused_with_its_line(work: Path, manifest: str, line: int) -> None:
+    status, out, err = _post_render(manifest)
+    assert (status, out) == (2, "")
+    assert err.startswith(f"pinguard: error: <stdin>:{line}:") and "written twice" in err
+    assert "Go's YAML (Helm, kubectl, kustomize) keeps the last" in err and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(("data", "message"), [
     (b"kind: Pod\nspec: [unclosed\n", "pinguard: error: <stdin>:3:1: invalid YAML: "),
     (b"kind: Pod\nimage: caf\xe9\n", "pinguard: error: <stdin>:2:11: not UTF-8 (byte 0xe9)"),

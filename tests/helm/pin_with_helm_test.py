@@ -189,8 +189,8 @@ def test_a_digest_under_a_dead_condition_counts_for_nothing(helm: str, tmp_path:
     chart = _chart(tmp_path, monkeypatch, "dead-condition-sha")
     values = chart / "values.yaml"
     busybox = "docker.io/library/busybox:1.37.0"
-    written = values.read_text().replace('tag: "1.37.0"', f'tag: "1.37.0"\n      sha: "{_digest(busybox)[7:]}"', 1)
-    values.write_text(written)
+    before, _, after = values.read_text().rpartition('sha: ""')  # busybox's, the last block
+    values.write_text(f'{before}sha: "{_digest(busybox)[7:]}"{after}')
     found = _found(helm, chart)
     Path("pinguard.lock").write_text(lockfile.dumps(_lock(found)))
     code, out, _ = _run("check", "--helm", helm, str(chart))

@@ -77,6 +77,16 @@ def test_a_digest_admitted_in_data_written_twice_is_a_finding() -> None:
     assert f"admission.yaml:9:3: error: ConfigMap admits `{SMUGGLED}`" in out
 
 
+@pytest.mark.parametrize("label", [r'"pin\x67uard"', "!!binary cGluZ3VhcmQ="])
+def test_a_managed_by_label_written_with_escapes_is_checked(label: str) -> None:
+    text = _configmap(f"  {SMUGGLED[7:]}: x\n").replace("managed-by: pinguard}", f"managed-by: {label}}}")
+    text = text.replace("name: pinguard-lock", "name: params")
+    assert "pinguard" not in text  # the label's value is nowhere as written
+    Path("admission.yaml").write_text(text)
+    status, out, _ = _check("admission.yaml")
+    assert status == 1 and f"ConfigMap admits `{SMUGGLED}`" in out
+
+
 def test_a_merged_key_never_overrides_one_written() -> None:
     Path("admission.yaml").write_text(_configmap(f"  <<: {{{HELD[7:]}: merged}}\n"))
     assert _check("admission.yaml")[:2] == (0, "")

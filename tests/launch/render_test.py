@@ -1,6 +1,7 @@
 """The object `pinguard run` submits: every image at its locked digest, marked for the in-pod guard."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,19 @@ def test_a_raycluster_says_its_entrypoint_and_runtime_env_in_annotations() -> No
     listed = Job({**cluster.body, "metadata": {"name": "c", "annotations": {"runtimeEnvYAML": "[1, 2]"}}})
     with pytest.raises(PinguardError, match="annotation runtimeEnvYAML: expected a YAML mapping"):
         listed.runtime_env()
+
+
+def test_an_image_pinned_to_a_platform_image_of_its_entry_runs_that_digest(tmp_path: Path) -> None:
+    platform = "sha256:" + "c" * 64
+    lock = _gated(tmp_path, RAYJOB).lock
+    ray = lock.get("docker.io/rayproject/ray", "2.9.0")
+    assert ray is not None
+    lock = lock.with_entries([replace(ray, platforms={"linux/amd64": platform})])
+    job = render(_gated(tmp_path, RAYJOB.replace("rayproject/ray:2.9.0", f"rayproject/ray@{platform}"), lock), None)
+    (ray_head,) = job.pod_templates()[0]["spec"]["containers"]
+    assert ray_head["image"] == f"rayproject/ray@{platform}"
+    assert _env(ray_head)["PINGUARD_EXPECTED_DIGEST"] == platform  # what the guard compares the running digest with
+    assert job.annotations[IMAGE_ANNOTATION] == f"docker.io/rayproject/ray:2.9.0@{platform}"
+    with pytest.raises(PinguardError, match=r"`rayproject/ray@sha256:d{64}` is not a locked image"):
+        render(_gated(tmp_path, RAYJOB.replace("rayproject/ray:2.9.0", "rayproject/ray@sha256:" + "d" * 64), lock),
+               None)

@@ -121,3 +121,35 @@ def test_a_mapping_used_as_a_key_is_no_image_key() -> None:
     (templated,) = kinds.find("x.yaml", "  image: {{}}\n  (:", "kubernetes").found  # a mapping, written `{{`
     assert (templated.value, templated.reference) == ("{{}}", None)
     assert kinds.find("x.yaml", "{{}}: nginx:1.25\nimage: nginx:1.25\n", "kubernetes").found[0].value == "nginx:1.25"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ('"\\x6aobs":\n  a: {container: node:18}\non: push\n', "workflow"),
+    ("? !!binary am9icw==\n: {a: {container: node:18}}\n'on': push\n", "workflow"),
+    ('"\\x61piVersion": v1\nkind: Pod\nservices: {}\n', "kubernetes"),
+    ('%TAG !e! tag:yaml.org,2002:\n---\n!e!binary c2VydmljZXM=: {web: {image: nginx}}\n', "compose"),
+])
+def test_a_top_level_key_written_with_escapes_or_a_tag_is_read_decoded(text: str, kind: str) -> None:
+    assert kinds.detect("x.yaml", text) == kind
+
+
+@pytest.mark.parametrize(("path", "text", "kind"), [
+    ("chart/env/prod.yaml", "image:\n  tag: '1.2'\n", "helm"),  # handed to Helm with `-f`
+    ("chart/ci/test.yml", "replicas: 2\n", "helm"),
+    ("chart/Chart.yaml", "apiVersion: v2\nname: app\n", "kubernetes"),
+    ("chart/Chart.lock", "dependencies: []\n", "kubernetes"),
+    ("chart/templates/pod.yaml", "image: {{ .Values.image }}\n", "kubernetes"),
+    ("chart/charts/sub/templates/pod.yaml", "x: 1\n", "kubernetes"),
+    ("chart/crds/crd.yaml", "spec: {}\n", "kubernetes"),
+    ("chart/extra/pod.yaml", K8S, "kubernetes"),  # a Kubernetes object is none
+    ("chart/values.schema.json", "{}", "kubernetes"),  # not YAML
+    ("chart/env/compose.yaml", "", "compose"),  # named for what it is
+    ("elsewhere/prod.yaml", "image:\n  tag: '1.2'\n", "kubernetes"),  # in no chart
+])
+def test_yaml_in_a_charts_folder_is_values(path: str, text: str, kind: str) -> None:
+    chart = "elsewhere/chart" if path.startswith("elsewhere/") else "chart"
+    assert kinds.detect(path, text, chart=chart) == kind
+
+
+def test_a_values_file_the_policy_names_is_values_wherever_it_is() -> None:
+    assert kinds.detect("deploy/prod.yaml", "image:\n  tag: '1.2'\n", named_values=True) == "helm"

@@ -104,3 +104,35 @@ def test_ray_runtime_env_images_are_found_inside_the_string_that_holds_them() ->
     (found,) = kubernetes.find("rayjob.yaml", rayjob).found
     assert (found.value, found.line, found.column, found.source) == ("rayproject/ray:2.9.0", 6, 16, "kubernetes")
     assert rayjob[found.span.start:found.span.end] == "rayproject/ray:2.9.0"
+
+
+# As Go's YAML reads a manifest (Helm, kubectl, kustomize).
+def test_a_kind_written_twice_is_the_last_and_the_pod_is_not_skipped_as_a_crd() -> None:
+    text = "kind: CustomResourceDefinition\nkind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n  - image: a:1\n" \
+           "    image: b:2\n"
+    assert [(value, line) for value, line, _, _ in _places("pod.yaml", text)] == [("nginx:1.25", 5), ("b:2", 7)]
+
+
+def test_a_key_written_with_escapes_or_a_tag_is_read_though_the_file_never_says_image() -> None:
+    for key in (r'"\x69mage"', r'"\u0069mage"', "!!binary aW1hZ2U=", "!<tag:yaml.org,2002:binary> aW1hZ2U="):
+        assert _places("pod.yaml", f"kind: Pod\nspec:\n  containers:\n  - {key}: nginx:1.25\n")[0][0] == "nginx:1.25"
+
+
+def test_a_runtime_env_string_with_an_escaped_key_is_read() -> None:
+    text = ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  parameters:\n  - name: os\n"
+            "    value: '[{\"\\x69mage\": debian, \"tag\": \"9\"}]'\n")
+    assert [reference for *_, reference in _places("wf.yaml", text)] == ["docker.io/library/debian:9"]
+
+
+def test_a_tagged_image_is_read_as_go_reads_it() -> None:
+    def found(value: str) -> tuple[str | None, str | None, str | None]:
+        (item,) = kubernetes.find("pod.yaml", f"kind: Pod\nspec:\n  containers:\n  - image: {value}\n").found
+        decoded = str(item.decoded) if item.decoded else None
+        return str(item.reference) if item.reference else None, decoded, item.problem
+
+    assert found("!!str nginx:1.25") == ("docker.io/library/nginx:1.25", None, None)
+    assert found("!local nginx:1.25") == ("docker.io/library/nginx:1.25", None, None)  # a local tag: kept as a string
+    assert found("!!binary bmdpbng6MS4yNQ==")[:2] == (None, "docker.io/library/nginx:1.25")  # not pinnable in place
+    refused = "tagged `!!int`: Go's YAML reads no string there, and Kubernetes refuses it"
+    assert found("!!int 5") == (None, None, refused)
+    assert found("!!binary not*base64")[2] == "tagged `!!binary` but no base64: Go's YAML refuses the document"

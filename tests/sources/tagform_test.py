@@ -5,7 +5,7 @@ import pytest
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.sources.base import Found
-from pinguard.sources.tagform import TAG_KEYS, split_reference
+from pinguard.sources.tagform import TAG_KEYS, image_mappings, split_reference
 from pinguard.sources.yamlnodes import Located, compose, mapping_get
 from pinguard.write.edits import apply, pin_edit
 
@@ -49,3 +49,21 @@ def test_the_first_tag_key_in_order_is_the_tag_and_only_the_keys_asked_for() -> 
     found = _split("image: debian\nversion: '1'\ntag: '2'\n")
     assert found is not None and str(found.reference) == "docker.io/library/debian:2"  # `tag` before `version`
     assert _split("image: debian\nversion: '1'\n", tag_keys=("tag",)) is None
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("image:\n  repository: nginx\n  tag: '1.25'\n", [(2, "nginx", "docker.io/library/nginx:1.25")]),
+    ("app:\n  image: {registry: quay.io, repository: org/app, tag: v1}\n", [(2, "org/app", "quay.io/org/app:v1")]),
+    ("image:\n  repository: nginx\n", []),  # no tag: whatever reads it decides
+    ("image:\n  name: nginx\n  tag: '1.25'\n", []),  # not named by `repository`
+    ("images:\n  repository: nginx\n  tag: '1.25'\n", []),  # under another key
+])
+def test_an_image_mapping_of_repository_and_tag_is_one_reference(text: str,
+                                                                 found: list[tuple[int, str, str]]) -> None:
+    (document,) = compose(text)
+    items = image_mappings(document, Located(text, "vars.yaml", "kubernetes"))
+    assert [(item.line, item.value, str(item.reference)) for item in items] == found
+    for item in items:  # pinned in the tag form
+        assert item.digest_field is not None
+        pinned = apply(text, [pin_edit(item, "sha256:" + "a" * 64)])
+        assert f"{'1.25' if 'nginx' in text else 'v1'}@sha256:{'a' * 64}" in pinned

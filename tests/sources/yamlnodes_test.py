@@ -204,3 +204,42 @@ def test_compose_services_merged_in_are_read() -> None:
     text = "x-svcs: &svcs\n  db: {image: evil.example/db:latest}\nservices:\n  <<: *svcs\n  web: {image: nginx:1.25}\n"
     found = kinds.find("compose.yaml", text, "compose").found
     assert [(f.line, f.value) for f in found] == [(2, "evil.example/db:latest"), (5, "nginx:1.25")]
+
+
+# Go's YAML (Helm, kubectl, kustomize): escapes and `!!binary` decoded, the last of a key written twice.
+@pytest.mark.parametrize("key", ["image", r'"\x69mage"', r'"\u0069mage"', r'"\U00000069mage"', "!!str image",
+                                 "!!binary aW1hZ2U=", "? !!binary |\n    aW1h\n    Z2U=\n  "])
+def test_a_key_is_read_decoded(key: str) -> None:
+    document = compose(f"c:\n  {key}: nginx:1.25\n")[0]
+    assert scalar_text(mapping_get(mapping_get(document, "c"), "image")) == "nginx:1.25"
+
+
+def test_a_binary_value_is_read_as_the_text_it_encodes() -> None:
+    document = compose("image: !!binary |\n  bmdpbng6\n  MS4yNQ==\n")[0]
+    assert scalar_text(mapping_get(document, "image")) == "nginx:1.25"
+
+
+def test_of_a_key_written_twice_the_last_is_read_and_the_first_recorded() -> None:
+    document = compose("kind: CustomResourceDefinition\nspec: {}\nkind: Pod\n")[0]
+    assert scalar_text(mapping_get(document, "kind")) == "Pod"
+    assert [str(key.value) for key, _ in mapping_pairs(document)] == ["spec", "kind"]
+    assert [(d.shadowed.start_mark.line, d.kept.start_mark.line) for d in yamlnodes.duplicates(document)] == [(0, 2)]
+
+
+def test_a_merged_key_is_not_written_twice_and_the_own_key_wins() -> None:
+    document = compose("base: &b {image: a:1}\nc:\n  <<: *b\n  image: b:2\n")[0]
+    assert scalar_text(mapping_get(mapping_get(document, "c"), "image")) == "b:2"
+    assert yamlnodes.duplicates(document) == []
+
+
+@pytest.mark.parametrize(("text", "holds"), [
+    ("image: x", True), ("name: x", False), (r'"\x69mage": x', True), ("!!binary aW1hZ2U=: x", True),
+    ("!<tag:yaml.org,2002:binary> aW1hZ2U=: x", True),
+    ("%TAG !e! tag:yaml.org,2002:\n---\n!e!binary aW1hZ2U=: x", True),
+])
+def test_may_hold_never_says_no_to_a_text_that_holds_the_word(text: str, holds: bool) -> None:
+    assert yamlnodes.may_hold(text, "image") is holds
+    if not holds:
+        return
+    document = compose(text)[0]
+    assert mapping_get(document, "image") is not None

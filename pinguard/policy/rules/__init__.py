@@ -8,7 +8,8 @@ a list of strings, or a tuple of the strings allowed), `DEFAULT` (level and opti
 - TYPE "reference" (`ReferenceRule`): once per image reference;
 - TYPE "document" (`DocumentRule`): once per Kubernetes or runtime_env document;
 - TYPE "document-lock" (`DocumentLockRule`): once per Kubernetes document, with the
-  lock it is checked against, in files whose text holds the rule's `MARK`;
+  lock it is checked against, in files whose text may hold the rule's `MARK` once decoded;
+- TYPE "yaml" (`YamlRule`): once per document of every YAML file a source parsed;
 - TYPE "lock" (`LockRule`): once per run, over every reference found.
 
 A module may also declare `conf_problem(conf) -> str | None`: why options that pass

@@ -9,7 +9,8 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, SequenceNode
 
 from pinguard.findings import Problem
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.locked import Locked, find
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.provenance.model import Evidence
 from pinguard.resolve.tags import TagRules
 from pinguard.sources.base import Found
@@ -26,10 +27,9 @@ class Context:
     # What a rule derives from the lock once a run, by the rule's ID (a run checks every file with one Context).
     derived: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    def locked(self, found: Found) -> tuple[tuple[str, str] | None, LockEntry | None]:
-        """The lock key a reference stands for (None: no tag to lock) and its entry (None: not locked)."""
-        key = locked_key(found.reference) if found.reference is not None else None
-        return key, self.lock.get(*key) if key is not None else None
+    def locked(self, found: Found) -> Locked | None:
+        """What the lock says of a reference (`pinguard.lock.locked`, as every command judges it); None: none."""
+        return find(self.lock, found.reference) if found.reference is not None else None
 
 
 def matches(value: str | None, patterns: list[str]) -> bool:
@@ -45,12 +45,15 @@ def listed(value: str | None, patterns: list[str]) -> bool:
 def locked_with_evidence(found: Found, context: Context, repositories: list[str]) -> LockEntry | Problem | None:
     """The lock entry of a reference, with its provenance, when a provenance rule applies to it.
 
-    None: the rule does not apply (no reference, another repository, not locked: `not-locked`
-    says so). A Problem: nobody looked (`pinguard lock --provenance` records what it finds).
+    The entry is the one `pinguard.lock.locked` finds: its tag's, or for a digest without a
+    tag, the entry of its name holding that digest. None: the rule does not apply (no
+    reference, another repository, not locked: `not-locked` says so). A Problem: nobody
+    looked (`pinguard lock --provenance` records what it finds).
     """
     if found.reference is None or not matches(found.reference.name, repositories):
         return None
-    _, entry = context.locked(found)
+    locked = context.locked(found)
+    entry = locked.entry if locked is not None else None
     if entry is None:
         return None
     if entry.evidence is None:
@@ -119,7 +122,10 @@ def at(found: Found, message: str) -> Problem:
 
 
 def spelled(found: Found) -> str:
-    """The reference as the user reads it: the value written, in backquotes; what a chart renders, said so."""
+    """The reference as the user reads it: the value written, in backquotes; what a chart renders (or a
+    kustomization builds), said so."""
+    if found.rendered is not None and found.source == "kustomize":
+        return f"`{found.rendered}` (as kustomize builds it)"
     if found.rendered is not None:
         return f"`{found.rendered}` (as the chart renders it)"
     return f"`{found.value}`"

@@ -1,4 +1,4 @@
-"""digest-mismatch: a pinned digest is the one the lockfile holds for that tag.
+"""digest-mismatch: a pinned digest is one the lockfile holds for that tag: its index's or a platform image's.
 
 A digest edited by hand, or left behind when the lock moved on, pins something
 other than what was verified. `pinguard pin` writes the locked one.
@@ -22,8 +22,8 @@ DEFAULT: dict[str, object] = {"level": "error"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    reference = found.reference
-    _, entry = context.locked(found)
-    if reference is not None and entry is not None and reference.digest and reference.digest != entry.digest:
+    reference, locked = found.reference, context.locked(found)
+    if reference is not None and locked is not None and locked.mismatch and locked.entry is not None:
+        entry = locked.entry
         yield at(found, f"{spelled(found)} is pinned to {reference.digest}, but {context.lockfile} has "
                         f"{entry.digest} for {entry.name}:{entry.tag}: run `pinguard pin`")

@@ -1,6 +1,6 @@
 """escaped-reference: a reference written so that pinguard cannot pin it in place is still judged.
 
-A value with escapes (`"\\x65vil.example/tools:latest"`) or folded over lines names the
+A value with escapes (`"\\x65vil.example/tools:latest"`), `!!binary` or folded over lines names the
 image a runtime pulls once YAML is decoded, but pinning edits the characters as written,
 so `pin` cannot touch it and `lock` does not resolve it. It passes only when what it
 decodes to is pinned to the locked digest; otherwise write it as a plain or quoted value.
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from pinguard.findings import Problem
-from pinguard.lock.lockfile import locked_key
+from pinguard.lock.locked import find
 from pinguard.policy.rules.common import Conf, Context, at
 from pinguard.sources.base import Found
 
@@ -28,9 +28,7 @@ def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     decoded = found.decoded
     if decoded is None:
         return
-    key = locked_key(decoded)
-    entry = context.lock.get(*key) if key is not None else None
-    if entry is not None and decoded.digest == entry.digest:
-        return
-    yield at(found, f"reads as {decoded}, which pinguard cannot pin as written (escapes or a folded block): "
-                    "write it as a plain or quoted value, then `pinguard pin`")
+    if decoded.digest is not None and find(context.lock, decoded).locked:
+        return  # as `post-render`, `run` and the cluster judge it: it runs a digest the lock holds
+    yield at(found, f"reads as {decoded}, which pinguard cannot pin as written (escapes, `!!binary` or a folded "
+                    "block): write it as a plain or quoted value, then `pinguard pin`")

@@ -25,7 +25,8 @@ DEFAULT: dict[str, object] = {"level": "off"}
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     reference = found.reference
-    key, entry = context.locked(found)
+    locked = context.locked(found)
+    key, entry = (locked.key, locked.entry) if locked is not None else (None, None)
     if reference is None or key is None or context.tag_rules.kind(reference.name, key[1]) is not TagKind.MOVING:
         return
     hint = f"; the frozen tag `{entry.frozen_tag}` serves the locked digest" if entry and entry.frozen_tag else ""

@@ -7,9 +7,9 @@ a policy that refuses the images the lock now holds, still admits the ones it dr
 and tells a refused pod to pin the digest its tag had before.
 
 Checked: every ConfigMap and Kyverno ClusterPolicy labelled
-`app.kubernetes.io/managed-by: pinguard`, as kubectl and PyYAML read it: keys merged in
-with a YAML merge key (`<<`) count, a key written twice is read both times (loaders differ
-on which wins), and the items of a list are read too. In a ConfigMap (`params` says how an
+`app.kubernetes.io/managed-by: pinguard`, as kubectl reads it: keys merged in with a YAML
+merge key (`<<`) count, of a key written twice the last counts (`duplicate-key` reports the
+other), and the items of a list are read too. In a ConfigMap (`params` says how an
 export writes one):
 
 - a digest key the lock does not hold (an index or platform digest of an entry) is a
@@ -205,8 +205,8 @@ def _name_class(name_class_: str | None, classes: str | None) -> tuple[int, int]
 
 
 def _place(pairs: Sequence[tuple[ScalarNode, Node]]) -> tuple[_Place, list[Node]]:
-    """The settings a ConfigMap writes, each as one value (None where it is not written, written with two values, as
-    loaders differ on which wins, or with no string), and the nodes that write any."""
+    """The settings a ConfigMap writes, each as one value (None where it is not written, or with no string), and the
+    nodes that write any."""
     written: dict[str, list[Node]] = {}
     for k, v in pairs:
         if k.value in _SETTINGS:
@@ -297,8 +297,7 @@ def _more(count: int) -> str:
 
 
 def _every(mapping: Node | None, name: str) -> list[Node]:
-    """Every value of `name` a YAML loader may see: merged in with `<<`, or written twice (loaders differ
-    on which wins, so each is read)."""
+    """The value of `name` Go's YAML sees, its own or merged in with `<<`; none when absent."""
     return [value for key_, value in mapping_pairs(mapping) if key_.value == name]
 
 

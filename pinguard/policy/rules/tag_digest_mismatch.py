@@ -30,7 +30,8 @@ DEFAULT: dict[str, object] = {"level": "error", "lock": REFUSE}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    _, entry = context.locked(found)
+    locked = context.locked(found)
+    entry = locked.entry if locked is not None and locked.key is not None else None  # a digest alone names no tag
     if entry is not None and not entry.tag_served:
         yield at(found, f"{spelled(found)}: {context.lockfile} holds {entry.digest} for {entry.name}:{entry.tag}, "
                         "which that tag did not point to when it was locked: nothing vouches that it is a build "

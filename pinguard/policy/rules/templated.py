@@ -24,6 +24,8 @@ DEFAULT: dict[str, object] = {"level": "warning"}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
-    # A decoded reference is `escaped-reference`'s, a block only Helm can read `needs-helm`'s.
-    if found.reference is None and found.decoded is None and not found.needs_helm:
+    # A decoded reference is `escaped-reference`'s, a block only Helm (or kustomize) can read `needs-helm`'s
+    # (or `needs-kustomize`'s), a chart's questions to the cluster `render-context`'s.
+    owned = found.decoded is not None or found.needs_helm or found.needs_kustomize or found.render_context is not None
+    if found.reference is None and not owned:
         yield at(found, f"cannot be checked: {found.problem}")

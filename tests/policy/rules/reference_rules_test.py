@@ -43,7 +43,11 @@ def locked(folder: Path, *images: str) -> Any:
         ("not-locked",       "nginx:1.25",                 {},                               [],               "is not in pinguard.lock"),
         ("not-locked",       "nginx:1.25",                 {},                               ["nginx:1.25"],   None),
         ("not-locked",       "nginx",                      {},                               ["nginx:latest"], None),
-        ("not-locked",       f"nginx@{OTHER}",             {},                               [],               None),
+        ("not-locked",       f"nginx@{OTHER}",             {},                               [],               f"{OTHER} is not a digest pinguard.lock holds for docker.io/library/nginx: write the tag"),
+        ("not-locked",       f"nginx@{OTHER}",             {},                               ["nginx:1.25"],   "is not a digest pinguard.lock holds"),
+        ("not-locked",       f"nginx@{DIGEST}",            {},                               ["nginx:1.25"],   None),
+        ("not-locked",       f"redis@{DIGEST}",            {},                               ["nginx:1.25"],   "is not a digest pinguard.lock holds for docker.io/library/redis"),
+        ("not-locked",       f"nginx:1.25@{OTHER}",        {},                               ["nginx:1.25"],   None),  # digest-mismatch says so
         ("digest-mismatch",  f"nginx:1.25@{OTHER}",        {},                               ["nginx:1.25"],   f"but pinguard.lock has {DIGEST}"),
         ("digest-mismatch",  f"nginx:1.25@{DIGEST}",       {},                               ["nginx:1.25"],   None),
         ("digest-mismatch",  "nginx:1.25",                 {},                               ["nginx:1.25"],   None),
