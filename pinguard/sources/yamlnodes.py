@@ -18,7 +18,7 @@ import bisect
 import functools
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -85,8 +85,9 @@ def compose(text: str) -> list[Node]:
         raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
     except RecursionError:  # PyYAML's own composer, where libyaml is missing, recurses once per level
         raise Unreadable("YAML nested too deeply to read", 1, 1) from None
+    tagged = "!" in text
     for document in documents:
-        _decode(document)
+        _decode(document, tagged)
     return documents
 
 
@@ -106,15 +107,17 @@ def duplicates(document: Node) -> list[Duplicate]:
     return found
 
 
-def _decode(document: Node) -> None:
-    """Make a document what Go's YAML reads: `!!binary` scalars decoded, and of each key written twice
-    in one mapping the last pair alone (keys merged in with `<<` are not written twice: own keys win).
+def _decode(document: Node, tagged: bool) -> None:
+    """Make a document what Go's YAML reads: `!!binary` scalars decoded (`tagged`: the text holds a `!`, as
+    every tag is written), and of each key written twice in one mapping the last pair alone (keys merged in
+    with `<<` are not written twice: own keys win).
 
-    One pass over the nodes, each once however many aliases reach it.
+    One pass over the mappings and sequences, each once however many aliases reach it.
     """
     found: list[Duplicate] = []
     seen: set[int] = set()
     stack: list[Node] = [document]
+    push = stack.append
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -122,30 +125,34 @@ def _decode(document: Node) -> None:
         seen.add(id(node))
         if type(node) is MappingNode:
             pairs = node.value
+            if tagged:  # before keys are compared: `!!binary aW1hZ2U=` is the key `image`
+                _decode_binaries(item for pair in pairs for item in pair)
+            keys: set[object] = set()
             for key, value in pairs:
+                if type(value) is not ScalarNode:
+                    push(value)
                 if type(key) is ScalarNode:
-                    if key.tag == _BINARY:
-                        _decode_binary(key)
+                    keys.add(key.value)
                 else:
-                    stack.append(key)
-                if type(value) is ScalarNode:
-                    if value.tag == _BINARY:
-                        _decode_binary(value)
-                else:
-                    stack.append(value)
-            if len(pairs) > 1 and len({k.value for k, _ in pairs if type(k) is ScalarNode}) < len(pairs):
+                    push(key)
+            if len(keys) < len(pairs) and len(pairs) > 1:
                 node.value = _last_wins(pairs, found)
         elif type(node) is SequenceNode:
             for item in node.value:
-                if type(item) is ScalarNode:
-                    if item.tag == _BINARY:
-                        _decode_binary(item)
-                else:
-                    stack.append(item)
-        elif type(node) is ScalarNode and node.tag == _BINARY:
-            _decode_binary(node)
+                if type(item) is not ScalarNode:
+                    push(item)
+            if tagged:
+                _decode_binaries(node.value)
+        elif tagged:
+            _decode_binaries((node,))
     if found:  # kept with the document: it lives as long as the nodes it points at
         setattr(document, _DUPLICATES, sorted(found, key=lambda d: d.shadowed.start_mark.index))
+
+
+def _decode_binaries(nodes: Iterable[Node]) -> None:
+    for node in nodes:
+        if type(node) is ScalarNode and node.tag == _BINARY:
+            _decode_binary(node)
 
 
 def _last_wins(pairs: list[tuple[Node, Node]], found: list[Duplicate]) -> list[tuple[Node, Node]]:
