@@ -67,7 +67,9 @@ def unmodeled(path: str, text: str, documents: list[Node]) -> list[Found]:
             continue
         for key, value in document.value:
             if isinstance(key, ScalarNode) and key.value in UNMODELED and _set(value):
-                found.append(_unmodeled(where, key, f"`{key.value}` changes images that only a build shows"))
+                found.append(_unmodeled(where, key, f"`{key.value}` changes images that only a build shows: let "
+                                                    "kustomize build it (`--kustomize PATH`, or kubectl or kustomize "
+                                                    "on PATH)"))
         for entry in remote_entries(document):
             if is_remote(str(entry.value), folder):
                 found.append(_unmodeled(where, entry, f"the remote resource {entry.value!r} is fetched at build "

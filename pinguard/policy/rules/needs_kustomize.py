@@ -28,5 +28,5 @@ DEFAULT: dict[str, object] = {"level": "error"}
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     if found.needs_kustomize:
-        yield at(found, f"only kustomize can say what this kustomization renders ({found.problem}): let it build "
-                        "the kustomization (`--kustomize PATH`, or kubectl or kustomize on PATH)")
+        # The problem carries its own advice: build it, or (a remote resource, never fetched) vendor it.
+        yield at(found, f"only kustomize can say what this kustomization renders: {found.problem}")
