@@ -31,9 +31,9 @@ from pinguard.helm.trace import Trace
 from pinguard.lock.lockfile import locked_key
 from pinguard.reference import parse
 from pinguard.sources import helm as values_source
-from pinguard.sources.base import Found, SourceError, SourceSettings
+from pinguard.sources.base import FILE_START, Found, SourceError, SourceSettings
 from pinguard.sources.charts import ChartCache
-from pinguard.sources.yamlnodes import Located, value_span
+from pinguard.sources.yamlnodes import value_span
 
 _ACTION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
 _COMMENT = re.compile(r"^-?\s*/\*")
@@ -103,7 +103,7 @@ def notice(chart: Path, questions: list[Asked]) -> Found:
     message = (f"its templates ask the cluster {listed}, which a bare `helm template` answers with defaults, and the "
                "policy names no cluster for it: what they gate is not rendered, nor judged as rendered; name it in "
                f"the policy: `helm: {{charts: [{{chart: {chart.as_posix()}, {', '.join(keys)}}}]}}`{lookup}")
-    return Found(manifest.as_posix(), "helm", Located("", manifest.as_posix(), "helm").span(0, 0), "", None,
+    return Found(manifest.as_posix(), "helm", FILE_START, "", None,
                  message, render_context=message)
 
 

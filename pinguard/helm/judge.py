@@ -25,8 +25,8 @@ from pinguard.helm.trace import Leaves, Parts, Trace, name_forms
 from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.reference import parse
 from pinguard.sources import kubernetes
-from pinguard.sources.base import Found, SourceError
-from pinguard.sources.yamlnodes import Located, value_span
+from pinguard.sources.base import FILE_START, Found, SourceError
+from pinguard.sources.yamlnodes import value_span
 
 FIXED = "no values line sets it: the chart writes it (in a template, or from its appVersion)"
 
@@ -121,7 +121,7 @@ def failure_notice(chart: JudgedChart, path: Path) -> list[Found]:
     """For a values file of a chart Helm did not render, the finding that says so; else nothing."""
     if chart.failure is None or path.resolve() not in {v.resolve() for d in chart.deployments for v in d.values}:
         return []
-    return [Found(path.as_posix(), "helm", Located("", path.as_posix(), "helm").span(0, 0), "", None, chart.failure)]
+    return [Found(path.as_posix(), "helm", FILE_START, "", None, chart.failure)]
 
 
 def _read_render(chart: JudgedChart, index: int, deployment: Deployment,
@@ -188,8 +188,7 @@ def _found(chart: JudgedChart, use: ImageUse) -> Found:
     leaf = use.trace.primary if use.trace is not None else None
     if leaf is None:
         manifest = chart.root / "Chart.yaml"
-        where = Located("", manifest.as_posix(), "helm")
-        return Found(manifest.as_posix(), "helm", where.span(0, 0), "", reference, rendered=use.image, fixed=FIXED)
+        return Found(manifest.as_posix(), "helm", FILE_START, "", reference, rendered=use.image, fixed=FIXED)
     start, end = value_span(leaf.node)
     unread = None
     digest = use.trace.digest if use.trace is not None else None

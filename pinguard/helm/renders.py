@@ -27,7 +27,6 @@ class Renderer:
         self._kept = KeptTexts(cache_dir / "helm" if cache_dir is not None else None)
         self._env = env
         self._charts: dict[Path, str | None] = {}
-        self._renders: dict[str, str | RenderFailed] = {}
         self._read: dict[Path, str] = {}  # values files as read, once a run
 
     def values_texts(self, deployment: Deployment, edited: Mapping[Path, str] | None = None) -> list[str]:
@@ -54,20 +53,7 @@ class Renderer:
         inside = {path: text for path, text in (edited or {}).items() if path not in given and (
             path == root / "values.yaml" or path.is_relative_to(root / "charts"))}
         key = self._key(deployment, [*texts, *(f"{path}\0{text}" for path, text in sorted(inside.items()))])
-        if key in self._renders:
-            return _answer(self._renders[key])
-        kept = self._kept.get(key)
-        if kept is not None:
-            self._renders[key] = kept
-            return kept
-        try:
-            rendered: str | RenderFailed = self._template(deployment, texts, inside)
-        except RenderFailed as exc:
-            rendered = exc
-        self._renders[key] = rendered
-        if isinstance(rendered, str):
-            self._kept.put(key, rendered)
-        return _answer(rendered)
+        return self._kept.made(key, lambda: self._template(deployment, texts, inside), RenderFailed)
 
     def _template(self, deployment: Deployment, texts: list[str], inside: Mapping[Path, str]) -> str:
         if not inside:
@@ -97,8 +83,3 @@ class Renderer:
         if chart not in self._charts:
             self._charts[chart] = tree_hash(chart)
         return self._charts[chart]
-
-def _answer(rendered: str | RenderFailed) -> str:
-    if isinstance(rendered, RenderFailed):
-        raise rendered
-    return rendered

@@ -18,7 +18,7 @@ from pathlib import Path
 from pinguard.errors import PinguardError
 from pinguard.helm.binary import RenderFailed, bounded_run
 from pinguard.untrusted_text import shown
-from pinguard.write.atomic import stage
+from pinguard.write.kept import KeptTexts
 
 # `kubectl version --client` prints "Kustomize Version: v5.7.1"; `kustomize version` prints "v5.7.1" (older ones
 # "{Version:kustomize/v4.5.7 ...}").
@@ -62,25 +62,18 @@ def locate(explicit: str | None, env: Mapping[str, str], cache_dir: Path | None 
     path = shutil.which(explicit, path=search) if explicit and os.sep not in explicit else explicit
     if explicit and (path is None or not os.access(path, os.X_OK)):
         raise PinguardError(f"kustomize: {explicit!r} is not an executable file")
-    candidates = [path] if path else [found for name in ("kubectl", "kustomize")
-                                       if (found := shutil.which(name, path=search)) is not None]
-    if not candidates:
+    chosen = path or next((found for name in ("kubectl", "kustomize") if (found := shutil.which(name, path=search))),
+                          None)
+    if chosen is None:
         return None
-    chosen = candidates[0]
     kubectl = Path(chosen).name.startswith("kubectl")
-    remembered = _remembered(chosen, cache_dir)
-    try:
-        version = remembered.read_text(encoding="utf-8") if remembered is not None else ""
-    except OSError:
-        version = ""
+    kept = KeptTexts(cache_dir / "kustomize" / "versions" if cache_dir is not None else None)
+    key = _version_key(chosen)
+    version = (kept.get(key) if key is not None else None) or ""
     if not _KUSTOMIZE_VERSION.fullmatch(version):
         version = _asked(chosen, kubectl, env)
-        if remembered is not None:
-            try:
-                remembered.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(stage(remembered, version.encode(), sync=False), remembered)
-            except OSError:
-                pass  # only costs asking again
+        if key is not None:
+            kept.put(key, version)
     return Kustomize(chosen, version, kubectl)
 
 
@@ -95,13 +88,10 @@ def _asked(path: str, kubectl: bool, env: Mapping[str, str]) -> str:
     return matched.group(1)
 
 
-def _remembered(path: str, cache_dir: Path | None) -> Path | None:
-    """Where the version of the binary at `path`, as it is now, is kept; None without a cache or a file."""
-    if cache_dir is None:
-        return None
+def _version_key(path: str) -> str | None:
+    """What the version of the binary at `path`, as it is now, is kept under: its path, size and time of change."""
     try:
         status = os.stat(path)
     except OSError:
         return None
-    key = hashlib.sha256(f"{os.path.realpath(path)}\0{status.st_size}\0{status.st_mtime_ns}".encode()).hexdigest()
-    return cache_dir / "kustomize" / "versions" / key
+    return hashlib.sha256(f"{os.path.realpath(path)}\0{status.st_size}\0{status.st_mtime_ns}".encode()).hexdigest()

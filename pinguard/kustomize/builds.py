@@ -24,26 +24,12 @@ class Builder:
         self.kustomize = kustomize
         self._kept = KeptTexts(cache_dir / "kustomize" if cache_dir is not None else None)
         self._env = env
-        self._builds: dict[str, str | BuildFailed] = {}
 
     def build(self, top: Path, folders: Sequence[Path], edited: Mapping[Path, str] | None = None) -> str:
         """What the kustomization `top` builds to; `folders`: every kustomization folder it reaches (resolved);
         `edited`: new texts of files below them (by resolved path), built from a copy."""
         key = self._key(top, folders, edited or {})
-        if key is not None and key in self._builds:
-            return _answer(self._builds[key])
-        kept = self._kept.get(key) if key is not None else None
-        if kept is not None:
-            return kept
-        try:
-            built: str | BuildFailed = self._build(top, folders, edited or {})
-        except BuildFailed as exc:
-            built = exc
-        if key is not None:
-            self._builds[key] = built
-            if isinstance(built, str) and not edited:
-                self._kept.put(key, built)
-        return _answer(built)
+        return self._kept.made(key, lambda: self._build(top, folders, edited or {}), BuildFailed, keep=not edited)
 
     def _build(self, top: Path, folders: Sequence[Path], edited: Mapping[Path, str]) -> str:
         if not edited:
@@ -66,8 +52,3 @@ class Builder:
         for path, text in sorted(edited.items()):
             digest.update(f"\0edit\0{path}\0".encode() + hashlib.sha256(text.encode()).digest())
         return digest.hexdigest()
-
-def _answer(built: str | BuildFailed) -> str:
-    if isinstance(built, BuildFailed):
-        raise built
-    return built

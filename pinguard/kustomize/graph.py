@@ -47,13 +47,6 @@ class Graph:
     read: dict[Path, Kustomization] = field(default_factory=dict)
     errors: dict[Path, str] = field(default_factory=dict)  # kustomizations that could not be read, why
 
-    @classmethod
-    def of(cls, paths: Sequence[Path]) -> Graph:
-        graph = cls()
-        for path in paths:
-            graph.reached(path.resolve())
-        return graph
-
     def tops(self, paths: Sequence[Path]) -> list[Path]:
         """The kustomizations of `paths` (resolved) no other of them reaches: the ones to build."""
         mine = [path.resolve() for path in paths]

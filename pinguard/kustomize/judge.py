@@ -23,11 +23,11 @@ from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.kustomize.trace import Inputs, Trace
 from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.reference import parse
-from pinguard.sources import kubernetes
-from pinguard.sources.base import Found, SourceError
+from pinguard.sources import kinds, kubernetes
+from pinguard.sources.base import FILE_START, Found, SourceError
 from pinguard.sources.yamlnodes import Located
 
-SOURCE = "kustomize"
+SOURCE = kinds.KUSTOMIZE
 
 
 @dataclass(eq=False)
@@ -168,6 +168,6 @@ def found_in(builds: Builds, path: Path) -> list[Found]:
 
 def failure_notice(builds: Builds, path: Path) -> list[Found]:
     """For a kustomization kustomize did not build, the finding that says so; else nothing."""
-    return [Found(path.as_posix(), SOURCE, Located("", path.as_posix(), SOURCE).span(0, 0), "", None, built.failure)
+    return [Found(path.as_posix(), SOURCE, FILE_START, "", None, built.failure)
             for built in builds.each if built.failure is not None and path.resolve() == built.top]
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.helm.trace import Parts
+from pinguard.sources import kinds
 from pinguard.sources.yamlnodes import Located, mapping_get, scalar_text, value_span
 
 _FIELDS = ("name", "newName", "newTag", "digest")
@@ -84,7 +85,7 @@ class Inputs:
                  scanned: frozenset[Path]) -> None:
         self._entries: list[Entry] = []
         for path, text, documents in kustomizations:
-            where = Located(text, path.as_posix(), "kustomize")
+            where = Located(text, path.as_posix(), kinds.KUSTOMIZE)
             for document in documents:
                 images = mapping_get(document, "images") if isinstance(document, MappingNode) else None
                 for node in images.value if isinstance(images, SequenceNode) else ():
@@ -93,7 +94,7 @@ class Inputs:
                         self._entries.append(Entry(where, node, values))
         texts = [(path, text) for path, text, _ in kustomizations] + list(files)
         # Files of the scan first: a place there can be pinned, one outside it only pointed at.
-        self._texts = sorted((Located(text, path.as_posix(), "kustomize") for path, text in texts),
+        self._texts = sorted((Located(text, path.as_posix(), kinds.KUSTOMIZE) for path, text in texts),
                              key=lambda where: Path(where.path) not in scanned)
 
     def trace(self, image: str) -> Trace:

@@ -26,6 +26,9 @@ class Span:
     column: int
 
 
+FILE_START = Span(0, 0, 1, 1)  # where a finding about a whole file points: its first character
+
+
 @dataclass(frozen=True)
 class DigestField:
     """Where a structured image (Helm values, kustomize) keeps its digest.

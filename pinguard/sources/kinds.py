@@ -9,6 +9,7 @@ the first file of its kind is read: checking one manifest costs none of the othe
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -77,32 +78,42 @@ def detect(path: str, text: str, *, chart: str | None = None, named_values: bool
         return WORKFLOW
     if _COMPOSE_NAME.search(name):
         return COMPOSE
-    if _VALUES_NAME.search(name) or (chart is not None and _values_by_place(path, text, chart)):
+    top = _TopLevel(text)
+    if _VALUES_NAME.search(name) or (chart is not None and _values_by_place(path, top, chart)):
         return HELM
-    if _top_level(text, "jobs") and any(_top_level(text, on) for on in ("on", '"on"', "'on'", "true")):
+    if top.has("jobs") and any(top.has(on) for on in ("on", '"on"', "'on'", "true")):
         return WORKFLOW
-    if not _top_level(text, "apiVersion"):
-        if _top_level(text, "services"):
+    if not top.has("apiVersion"):
+        if top.has("services"):
             return COMPOSE
-        if _top_level(text, "images"):
+        if top.has("images"):
             return KUSTOMIZE
     return KUBERNETES
 
 
-def _values_by_place(path: str, text: str, chart: str) -> bool:
+def _values_by_place(path: str, top: _TopLevel, chart: str) -> bool:
     """Whether a file in a chart's folder is values handed to Helm (`-f env/prod.yaml`): YAML that is none of the
     chart's own files (Chart.yaml, Chart.lock, its templates, its CRDs) and no Kubernetes object."""
     parts = PurePosixPath(os.path.relpath(os.path.abspath(path), os.path.abspath(chart))).parts
     if not _VALUES_PLACE_NAME.search(parts[-1]) or parts[-1] in _CHART_FILES or parts[0] == "..":
         return False
-    return not set(parts[:-1]) & {"templates", "crds"} and not (_top_level(text, "apiVersion") and
-                                                                 _top_level(text, "kind"))
+    return not set(parts[:-1]) & {"templates", "crds"} and not (top.has("apiVersion") and top.has("kind"))
 
 
-def _top_level(text: str, key: str) -> bool:
-    """Whether a line starts with `key:`, or with a key that decodes to it; a substring search, far cheaper than a
-    regular expression, unless a line starts with a quoted, escaped, tagged or anchored key."""
-    return text.startswith(key + ":") or f"\n{key}:" in text or key in _written_keys(text)
+class _TopLevel:
+    """The top-level keys of a text, asked one by one."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def has(self, key: str) -> bool:
+        """Whether a line starts with `key:`, or with a key that decodes to it; a substring search, far cheaper than
+        a regular expression, unless a line starts with a quoted, escaped, tagged or anchored key."""
+        return self.text.startswith(key + ":") or f"\n{key}:" in self.text or key in self._written
+
+    @functools.cached_property
+    def _written(self) -> frozenset[str]:  # decoded once a file, whatever the questions
+        return _written_keys(self.text)
 
 
 _KEY_STARTS = "\"'!?&"  # how a key written other than plain starts: quoted (`"\x6aobs":`), tagged, explicit, anchored

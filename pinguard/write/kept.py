@@ -1,13 +1,16 @@
-"""What a tool made (Helm's renders, kustomize's builds), kept between runs under the hash of what made it.
+"""What a tool made (Helm's renders, kustomize's builds): made once a run, kept between runs under the hash
+of what made it.
 
 A text is read back only under its key, so an input changed anywhere is a miss, never a
 stale answer. Each file ends with the sha256 of its text: a damaged or half-written one is
-a miss too. A folder that cannot be written only costs the tool's run next time.
+a miss too. A folder that cannot be written only costs the tool's run next time. A failure
+is remembered for the run, never kept.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pinguard.write.atomic import stage
@@ -22,6 +25,29 @@ class KeptTexts:
 
     def __init__(self, folder: Path | None) -> None:
         self._folder = folder
+        self._run: dict[str, str | Exception] = {}  # this run's answers, failures included
+
+    def made(self, key: str | None, make: Callable[[], str], failure: type[Exception], *, keep: bool = True) -> str:
+        """The text made under `key`: this run's answer (a `failure` raised again), else the one kept, else what
+        `make` makes, kept when `keep`. No key (inputs too large to hash): made every time."""
+        if key is None:
+            return make()
+        if key not in self._run:
+            kept = self.get(key)
+            try:
+                self._run[key] = kept if kept is not None else self._made_now(key, make, keep)
+            except failure as exc:
+                self._run[key] = exc
+        answer = self._run[key]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def _made_now(self, key: str, make: Callable[[], str], keep: bool) -> str:
+        text = make()
+        if keep:
+            self.put(key, text)
+        return text
 
     def get(self, key: str) -> str | None:
         if self._folder is None:

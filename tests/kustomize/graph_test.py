@@ -8,7 +8,7 @@ from pinguard.kustomize.graph import Graph
 
 def test_only_overlays_are_built_and_each_reaches_its_base_patches_and_components(tree: Path) -> None:
     kustomizations = sorted(tree.rglob("kustomization.yaml"))
-    graph = Graph.of(kustomizations)
+    graph = Graph()
     tops = {path.relative_to(tree).parent.as_posix() for path in graph.tops(kustomizations)}
     assert tops == {"overlays/images", "overlays/inline-patch", "overlays/json6902", "overlays/replacements",
                     "overlays/components"}
@@ -22,7 +22,7 @@ def test_only_overlays_are_built_and_each_reaches_its_base_patches_and_component
 
 def test_a_base_scanned_alone_is_built_itself(tree: Path) -> None:
     base = [tree / "base/kustomization.yaml"]
-    assert Graph.of(base).tops(base) == [base[0].resolve()]
+    assert Graph().tops(base) == [base[0].resolve()]
 
 
 def test_remote_entries_are_named_and_never_followed(tmp_path: Path) -> None:

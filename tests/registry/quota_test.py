@@ -3,7 +3,9 @@
 `testing/proxy.py` enforces N requests a second the way ECR Public does (a token
 bucket, every request counted, 429 TOOMANYREQUESTS without Retry-After past it)
 in front of docker-registry with TLS and bearer-token auth, and logs every
-arrival; the tests read the pace, the 429s and the requests made from that log.
+arrival; the tests read the pace, the 429s and the requests made from that log. How long a
+run takes against the quota is measured in `benchmarks/quota.py`, never asserted here: a busy
+machine would fail it (the pacer's own turns are held on a fake clock, `pacer_test.py`).
 """
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import base64
 import io
 import json
 import re
-import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -55,16 +56,14 @@ class Run:
     status: int
     out: str
     err: str
-    seconds: float
 
 
 def resolve(proxy: LatencyProxy, references: list[str], home: Path, *flags: str, registry: str = ECR) -> Run:
     out, err = io.StringIO(), io.StringIO()
     env = {"HOME": str(home), "DOCKER_CONFIG": str(home / ".docker"), "PINGUARD_CACHE_DIR": str(home / "cache")}
-    started = time.monotonic()
     status = main(["resolve", "-q", "--mirror", f"{registry}={proxy.url}", *flags, *references],
                   env=env, stdout=out, stderr=err)
-    return Run(status, out.getvalue(), err.getvalue(), time.monotonic() - started)
+    return Run(status, out.getvalue(), err.getvalue())
 
 
 def test_forty_references_at_two_requests_a_second(families: Families, tmp_path: Path) -> None:
@@ -74,7 +73,6 @@ def test_forty_references_at_two_requests_a_second(families: Families, tmp_path:
     assert len(run.out.splitlines()) == 40
     made = len(proxy.arrivals)
     assert proxy.throttled <= 0.1 * made
-    assert run.seconds <= 1.3 * made / 2.0
     assert proxy.busiest_second() <= 3  # turns half a second apart: never more than three in one second
     # No request made twice (the first is made again once its 401 has taught the token realm).
     answered = Counter((a.method, a.path) for a in proxy.arrivals[1:] if not a.throttled)

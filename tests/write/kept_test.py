@@ -48,3 +48,28 @@ def test_a_tree_past_the_bounds_has_no_hash(tmp_path: Path, monkeypatch: pytest.
         (tmp_path / f"{n}.yaml").write_text("x")
     monkeypatch.setattr(kept, "_MAX_FILES", 2)
     assert tree_hash(tmp_path) is None
+
+
+def test_made_once_a_run_kept_between_runs_and_a_failure_never_kept(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def make(text: str) -> str:
+        calls.append(text)
+        if text == "bad":
+            raise ValueError("the tool refused it")
+        return text
+
+    first = KeptTexts(tmp_path)
+    assert first.made("k", lambda: make("render"), ValueError) == "render"
+    assert first.made("k", lambda: make("again"), ValueError) == "render"  # this run's answer
+    for _ in range(2):
+        with pytest.raises(ValueError, match="refused"):
+            first.made("f", lambda: make("bad"), ValueError)
+    assert first.made("e", lambda: make("edited"), ValueError, keep=False) == "edited"
+    assert calls == ["render", "bad", "edited"]
+    later = KeptTexts(tmp_path)  # the next run
+    assert later.made("k", lambda: make("not needed"), ValueError) == "render"
+    assert later.made("f", lambda: make("fixed"), ValueError) == "fixed"
+    assert later.made("e", lambda: make("edited again"), ValueError) == "edited again"
+    assert later.made(None, lambda: make("no key"), ValueError) == "no key"
+    assert calls[3:] == ["fixed", "edited again", "no key"]

@@ -13,6 +13,7 @@ from pinguard.lock.locked import Locked, find
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.provenance.model import Evidence
 from pinguard.resolve.tags import TagRules
+from pinguard.sources import kinds
 from pinguard.sources.base import Found
 from pinguard.sources.yamlnodes import mapping_get, scalar_text
 
@@ -124,7 +125,7 @@ def at(found: Found, message: str) -> Problem:
 def spelled(found: Found) -> str:
     """The reference as the user reads it: the value written, in backquotes; what a chart renders (or a
     kustomization builds), said so."""
-    if found.rendered is not None and found.source == "kustomize":
+    if found.rendered is not None and found.source == kinds.KUSTOMIZE:
         return f"`{found.rendered}` (as kustomize builds it)"
     if found.rendered is not None:
         return f"`{found.rendered}` (as the chart renders it)"
