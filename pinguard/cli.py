@@ -115,7 +115,8 @@ def _add_helm_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--helm", metavar="PATH",
                         help="the helm binary (3 or 4) that renders charts, so their images are read from what "
                              "Helm renders and a pin is written only where a render confirms it (default: the "
-                             "policy's helm.binary, else helm on PATH; without one, values files are read as text)")
+                             "policy's helm.binary, else helm on PATH; without one, values files are read as text, "
+                             "and `pin` and `update` write nothing into a chart's values)")
 
 
 def _add_kustomize_option(parser: argparse.ArgumentParser) -> None:

@@ -39,6 +39,16 @@ def helm(request: pytest.FixtureRequest) -> str:
     return str(binary)
 
 
+@pytest.fixture
+def no_helm(monkeypatch: pytest.MonkeyPatch) -> str:
+    """PATH without any folder holding a helm, where the scan looks (the process's environment); returned too, for
+    the environment a test hands `main`."""
+    path = os.pathsep.join(folder for folder in os.environ.get("PATH", "").split(os.pathsep)
+                           if folder and not (Path(folder) / "helm").exists())
+    monkeypatch.setenv("PATH", path)
+    return path
+
+
 # Real-world files from public repositories (tests/testdata/corpus/SOURCES.md names each one and its license).
 CORPUS = Path(__file__).parent / "testdata" / "corpus"
 

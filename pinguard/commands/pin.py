@@ -4,22 +4,26 @@ to `name:tag@digest`; with `--to`, to the name of the copy `pinguard copy` made 
 Offline: digests come from the lockfile only (`--resolve` locks what is missing
 first, as `lock` does, `--allow-empty` included). Only the characters of each reference change; every file is written
 atomically, and if any cannot be, none is. A run killed midway is finished or undone by the
-next `pin` or `update` (see `pinguard.write.edits`).
+next `pin` or `update` (see `pinguard.write.edits`). Without Helm, a chart's values are never written: a run that
+would write one writes nothing, the lockfile included, and says to install helm (`pinguard.write.plan`).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pinguard.commands.options import Options
-from pinguard.copy.retarget import parse_destination, retarget
+from pinguard.copy.retarget import Destination, parse_destination, retarget
 from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock
 from pinguard.lock.sync import sync_lock
 from pinguard.policy.rules import tag_digest_mismatch
-from pinguard.read.paths import ScannedFile, scan_for_writing
+from pinguard.read.paths import Scan, ScannedFile, scan_for_writing
 from pinguard.resolve.settings import OnlineSettings
-from pinguard.sources.base import SourceSettings
+from pinguard.sources.base import Found, SourceSettings
 from pinguard.write.commit import commit, tree_roots
 from pinguard.write.edits import unified_diff
 from pinguard.write.journal import recover
-from pinguard.write.plan import plan_pins
+from pinguard.write.plan import chart_writes, plan_pins, refuse_without_helm
 
 
 def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve: OnlineSettings | None = None,
@@ -29,6 +33,7 @@ def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve:
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
     result = scan_for_writing(paths, sources)
+    refuse_without_helm(chart_writes(result, lockfile.read(options.lockfile)))  # before anything, the lock included
     if resolve is not None:  # online only when asked, and only for what the lock is missing
         locked = sync_lock(result, options.lockfile, resolve, mismatch=mismatch, paths=paths, allow_empty=allow_empty)
         for warning in locked.warnings:
@@ -37,7 +42,9 @@ def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve:
             options.stdout.writelines(locked.lines(options.lockfile))
     lock = lockfile.read(options.lockfile)
     if to is not None:
-        renamed = retarget(result, lock, parse_destination(to))
+        destination = parse_destination(to)
+        refuse_without_helm(_renamed_in_charts(result, lock, destination))
+        renamed = retarget(result, lock, destination)
         for found, reason in renamed.refused:
             print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.reference} not renamed: {reason}",
                   file=options.stderr)
@@ -52,6 +59,12 @@ def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve:
         print(f"pinguard: {found.path}:{found.line}:{found.column}: {found.rendered or found.reference} not pinned: "
               f"{reason}; {POST_RENDER}", file=options.stderr)
     return _write(paths, changes, options, dry_run, failed=bool(missing or refused))
+
+
+def _renamed_in_charts(result: Scan, lock: Lock, destination: Destination) -> list[Found]:
+    """The references of charts read without Helm that `--to` would rename."""
+    return [found for scanned in result.files for found in scanned.found if found.pin_needs_helm
+            and retarget(Scan([replace(scanned, found=[found])]), lock, destination).changes]
 
 
 def _write(paths: list[str], changes: list[tuple[ScannedFile, str]], options: Options, dry_run: bool, *,

@@ -3,7 +3,8 @@
 The plan (`pinguard.lock.update`) says which moving tags moved and what each rebuild
 changed; it is printed, then the lock entries and every pinned reference to those
 name:tags are replaced in one all-or-nothing step (`--dry-run`: a diff instead).
-References without a digest are left to `pin`.
+References without a digest are left to `pin`. Without Helm, a moved pin in a chart's values refuses the
+whole update, as `pin` refuses (`pinguard.write.plan`): nothing is written, the lockfile included.
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from typing import IO
 from pinguard.errors import PinguardError
 from pinguard.helm.settings import ClusterContext
 from pinguard.untrusted_text import shown
+from pinguard.write.kept import binary_answer
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)")
 _OUTPUT_LIMIT = 64 * 1024 * 1024  # bytes of rendered manifests; a chart past this is refused
@@ -48,10 +49,11 @@ class Helm:
             return bounded_run(command, env)
 
 
-def locate(explicit: str | None, env: Mapping[str, str]) -> Helm | None:
+def locate(explicit: str | None, env: Mapping[str, str], cache_dir: Path | None = None) -> Helm | None:
     """The helm named (`--helm`, the policy's `helm.binary`), else the one on PATH, else None.
 
     One named that does not run, or is not Helm 3 or 4, is an error: a typo must not read charts another way.
+    Its version is kept in `cache_dir` (write/kept.py `binary_answer`).
     """
     path = shutil.which(explicit, path=env.get("PATH")) if explicit and os.sep not in explicit else explicit
     if explicit and (path is None or not os.access(path, os.X_OK)):
@@ -60,14 +62,20 @@ def locate(explicit: str | None, env: Mapping[str, str]) -> Helm | None:
         path = shutil.which("helm", path=env.get("PATH", os.defpath))
         if path is None:
             return None
-    try:
-        version = bounded_run([path, "version", "--short"], env).strip()
-    except RenderFailed as exc:
-        raise PinguardError(f"helm: {path} does not answer `helm version`: {exc}") from None
+    found = path
+    version = binary_answer(cache_dir / "helm" / "versions" if cache_dir is not None else None, path,
+                            lambda: _asked(found, env), _VERSION.match)
     matched = _VERSION.match(version)
     if matched is None or matched.group(1) not in ("3", "4"):
         raise PinguardError(f"helm: {path} reports version {shown(version)!r}; pinguard works with Helm 3 and 4")
     return Helm(path, version.partition("+")[0])
+
+
+def _asked(path: str, env: Mapping[str, str]) -> str:
+    try:
+        return bounded_run([path, "version", "--short"], env).strip()
+    except RenderFailed as exc:
+        raise PinguardError(f"helm: {path} does not answer `helm version`: {exc}") from None
 
 
 def _keep_start(stream: IO[bytes], kept: list[bytes]) -> None:

@@ -13,7 +13,9 @@ Helm refuses to render is read as text, with that said, and never pinned.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -38,6 +40,7 @@ class ImageUse:
     image: str
     trace: Trace | None
     deployments: list[int] = field(default_factory=list)  # indexes into the chart's deployments
+    alternates: list[Trace] = field(default_factory=list)  # other blocks that print it whole, or its tag and name
 
 
 @dataclass(eq=False)
@@ -81,9 +84,19 @@ class Judge:
             self._charts[key] = self._judge(root)
         return self._charts[key]
 
+    def judge_all(self, roots: Iterable[Path]) -> None:
+        """Judges these charts side by side (Helm renders one while another's render is read); `chart_at` answers
+        from them. A helm named that cannot run raises here, as from `chart_at`."""
+        if self._binary() is None:
+            return
+        waiting = list(dict.fromkeys(root for root in roots if root.resolve() not in self._charts))
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+            for root, chart in zip(waiting, pool.map(self._judge, waiting), strict=True):
+                self._charts[root.resolve()] = chart
+
     def _binary(self) -> Helm | None:
         if not self._located:
-            self._helm = locate(self._settings.binary, self._env)
+            self._helm = locate(self._settings.binary, self._env, self._settings.cache_dir)
             self._located = True
         return self._helm
 
@@ -91,6 +104,10 @@ class Judge:
         helm = self._binary()
         assert helm is not None
         chart = JudgedChart(root, Renderer(helm, self._settings.cache_dir, self._env), self._settings.of_chart(root))
+        unpulled = next((d.unpulled for d in chart.deployments if d.unpulled is not None), None)
+        if unpulled is not None:  # a chart the policy names by repository, which could not be pulled (fetch.py)
+            chart.failure = f"{unpulled}; read as text, and not pinned"
+            return chart
         try:
             subcharts = _subchart_values(root, ())
             for index, deployment in enumerate(chart.deployments):
@@ -107,6 +124,8 @@ class Judge:
             for path in deployment.values:
                 chart.found.setdefault(path.resolve(), [])
         _unrendered(chart)
+        if any(deployment.remote is not None for deployment in chart.deployments):
+            _outside_repository(chart)
         for found_in_file in chart.found.values():
             found_in_file.sort(key=lambda item: item.span.start)
         return chart
@@ -127,7 +146,9 @@ def failure_notice(chart: JudgedChart, path: Path) -> list[Found]:
 def _read_render(chart: JudgedChart, index: int, deployment: Deployment,
                  subcharts: list[tuple[Path, str, tuple[str, ...]]]) -> None:
     rendered = chart.renderer.render(deployment)
-    files = [*subcharts,
+    own = chart.root / "values.yaml"  # Helm merges the chart's own values under a deployment's, listed or not
+    unlisted = own.is_file() and own.resolve() not in {path.resolve() for path in deployment.values}
+    files = [*subcharts, *([(own, _text(own), ())] if unlisted else []),
              *((path, text, ()) for path, text in zip(deployment.values, chart.renderer.values_texts(deployment),
                                                      strict=True))]
     chart.texts.update((path.resolve(), text) for path, text, _ in files)
@@ -140,10 +161,10 @@ def _read_render(chart: JudgedChart, index: int, deployment: Deployment,
     named = frozenset(form for item in images for form in name_forms(Parts.of(item.value).name))
     for image in dict.fromkeys(item.value for item in images):
         use = chart.uses.get(image)
-        if use is None:
-            use = chart.uses[image] = ImageUse(image, leaves.trace(image, named))
-        elif use.trace is None:
-            use.trace = leaves.trace(image, named)
+        if use is None or use.trace is None:
+            traces = leaves.traces(image, named)
+            use = chart.uses[image] = ImageUse(image, traces[0] if traces else None, use.deployments if use else [],
+                                               traces[1:])
         if index not in use.deployments:
             use.deployments.append(index)
 
@@ -172,11 +193,33 @@ def _subchart_values(chart: Path, at: tuple[str, ...]) -> list[tuple[Path, str, 
         if subchart.is_dir() and (subchart / "Chart.yaml").is_file():
             found.extend(_subchart_values(subchart, (*at, subchart.name)))
             if values.is_file():
-                try:
-                    found.append((values, TextFile.read(values).text, (*at, subchart.name)))
-                except UnreadableFile as exc:
-                    raise RenderFailed(f"{values}: {exc}") from None
+                found.append((values, _text(values), (*at, subchart.name)))
     return found
+
+
+def _text(values: Path) -> str:
+    try:
+        return TextFile.read(values).text
+    except UnreadableFile as exc:
+        raise RenderFailed(f"{values}: {exc}") from None
+
+
+def _outside_repository(chart: JudgedChart) -> None:
+    """A chart pulled from elsewhere (fetch.py) lies in the cache, no file of this repository: what is found in its
+    files (the images its own values.yaml sets, those it fixes, its Chart.yaml) is reported at the start of the last
+    values file of each deployment that renders it (each, for the chart), where `pin` writes an override
+    (overrides.py)."""
+    root = chart.root.resolve()
+    for use in chart.uses.values():  # only the likeliest block is overridden: the others would be written in place
+        use.alternates = [trace for trace in use.alternates if not any(leaf is not None and leaf.path.resolve(
+        ).is_relative_to(root) for leaf in (trace.whole, trace.tag, trace.name))]
+    for path in [path for path in chart.found if path.is_relative_to(root)]:
+        for found in chart.found.pop(path):
+            rendering = chart.uses.get(found.rendered or "")
+            indexes = rendering.deployments if rendering is not None else range(len(chart.deployments))
+            for home in dict.fromkeys(chart.deployments[index].values[-1].resolve() for index in indexes):
+                chart.found.setdefault(home, []).append(replace(
+                    found, path=home.as_posix(), span=FILE_START, value="", digest_field=None, unread_digest=None))
 
 
 def _found(chart: JudgedChart, use: ImageUse) -> Found:

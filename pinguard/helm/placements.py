@@ -2,8 +2,9 @@
 
 The block's `digest` (or `sha`, as the whole digest or bare hex) where it has one,
 the tag form (`tag: 1.2.3@sha256:…`), a `digest:` added after the tag, a `tag:`
-added or filled with the tag the chart renders (an appVersion default). Each is
-only a candidate: `pinning.py` keeps the one a render confirms.
+added or filled (empty or null) with the tag the chart renders (an appVersion default).
+Each is only a candidate: `pinning.py` keeps the one a render confirms. A place whose
+shape cannot be edited safely has no edits: never YAML that no longer reads.
 """
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from pathlib import Path
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.helm.trace import DIGEST_KEYS, Leaf, Parts, Trace
-from pinguard.sources.tagform import tag_field
-from pinguard.sources.yamlnodes import digest_field, mapping_get
+from pinguard.sources.tagform import tag_field, whole_tag_field
+from pinguard.sources.yamlnodes import digest_field, mapping_get, scalar_text
 from pinguard.write.edits import Edit, field_edit
 
 
@@ -48,9 +49,9 @@ def placements(trace: Trace, image: str, digest: str) -> list[Placement]:
 def _in_tag(leaf: Leaf, digest: str, name: str) -> Placement:
     """`@digest` after the value (or over the digest it carries); a number is written as the string Helm prints."""
     if leaf.printed != leaf.node.value:  # a number: Helm prints it otherwise
-        return Placement(name, ((leaf.path.resolve(), Edit(leaf.node.start_mark.index, leaf.node.end_mark.index,
-                                                           f'"{leaf.printed}@{digest}"')),))
-    field = tag_field(leaf.node, leaf.where, flow=leaf.block.flow_style is True) if leaf.written() else None
+        field = whole_tag_field(leaf.block, leaf.node, leaf.where, leaf.key, leaf.printed)
+    else:
+        field = tag_field(leaf.node, leaf.where, flow=leaf.block.flow_style is True)
     return Placement(name, () if field is None else ((leaf.path.resolve(), field_edit(field, digest)),))
 
 
@@ -62,13 +63,9 @@ def _field(anchor: Leaf, block: MappingNode, key: str, digest: str, *, hex_only:
 
 
 def _filled_tag(name: Leaf, block: MappingNode, key: str, tag: str, digest: str) -> Placement:
-    """The tag the chart renders (its appVersion), with the digest, in the block's empty `key` or a new one."""
-    value = f'"{tag}@{digest}"'
-    existing = mapping_get(block, key)
-    if isinstance(existing, ScalarNode):
-        edits = () if existing.value else ((name.path.resolve(), Edit(existing.start_mark.index,
-                                                                      existing.end_mark.index, value)),)
-        return Placement(f"in the empty `{key}:`, with the tag it renders", edits)
-    field = digest_field(block, name.node, name.where, key)
-    return Placement(f"in a new `{key}:`, with the tag it renders", () if field is None else (
-        (name.path.resolve(), Edit(field.start, field.end, field.prefix + value + field.suffix)),))
+    """The tag the chart renders (its appVersion), with the digest, in the block's empty or null `key`, or a new one."""
+    held = mapping_get(block, key)
+    fillable = held is None or (isinstance(held, ScalarNode) and not scalar_text(held))
+    field = whole_tag_field(block, name.node, name.where, key, tag) if fillable else None
+    return Placement(f"in {'a new' if held is None else 'the empty'} `{key}:`, with the tag it renders",
+                     () if field is None else ((name.path.resolve(), field_edit(field, digest)),))

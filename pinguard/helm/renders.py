@@ -44,15 +44,16 @@ class Renderer:
             texts.append(self._read[path])
         return texts
 
-    def render(self, deployment: Deployment, edited: Mapping[Path, str] | None = None) -> str:
+    def render(self, deployment: Deployment, edited: Mapping[Path, str] | None = None, sample: int = 0) -> str:
         """What helm renders for `deployment`, with `edited` texts (by resolved path) in place of their files:
-        its values files, and files of the chart itself (a subchart's values), rendered from a copy."""
+        its values files, and files of the chart itself (a subchart's values), rendered from a copy. `sample`: a
+        render made apart from the others of the same input (Helm's random values differ between them)."""
         texts = self.values_texts(deployment, edited)
         given = {path.resolve() for path in deployment.values}
         root = deployment.chart.resolve()
         inside = {path: text for path, text in (edited or {}).items() if path not in given and (
             path == root / "values.yaml" or path.is_relative_to(root / "charts"))}
-        key = self._key(deployment, [*texts, *(f"{path}\0{text}" for path, text in sorted(inside.items()))])
+        key = self._key(deployment, [*texts, *(f"{path}\0{text}" for path, text in sorted(inside.items()))], sample)
         return self._kept.made(key, lambda: self._template(deployment, texts, inside), RenderFailed)
 
     def _template(self, deployment: Deployment, texts: list[str], inside: Mapping[Path, str]) -> str:
@@ -66,8 +67,8 @@ class Renderer:
                 (copy / path.relative_to(root)).write_text(text, encoding="utf-8")
             return self.helm.template(copy, texts, deployment.settings, self._env, deployment.context)
 
-    def _key(self, deployment: Deployment, texts: list[str]) -> str:
-        digest = hashlib.sha256(self.helm.version.encode())
+    def _key(self, deployment: Deployment, texts: list[str], sample: int) -> str:
+        digest = hashlib.sha256(f"{self.helm.version}\0{sample}".encode() if sample else self.helm.version.encode())
         chart = self._chart_hash(deployment.chart)
         digest.update((chart or os.urandom(16).hex()).encode())  # an unhashable chart is never found again
         for text in texts:

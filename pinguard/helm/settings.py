@@ -1,6 +1,7 @@
 """What the policy and the command line say about Helm: which binary, and how each chart is deployed."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,21 +28,49 @@ class ClusterContext:
 
 
 @dataclass(frozen=True)
+class RemoteChart:
+    """A chart the policy names by where it is published, not in this repository: `helm pull` fetches it into
+    the cache (fetch.py). `repository`: an `oci://` reference to the chart itself, or a chart repository's URL
+    (`https://…`) that holds `name`."""
+
+    repository: str
+    name: str | None  # None for `oci://`, whose reference names the chart
+    version: str  # exact: the cache keeps one pull of each
+
+    @property
+    def location(self) -> str:
+        """How messages name it: `oci://host/path/name` or `URL name`, with its version."""
+        return f"{self.repository}{'' if self.name is None else ' ' + self.name} --version {self.version}"
+
+    @property
+    def key(self) -> str:
+        """Its name in the cache: where it is published and its version, hashed."""
+        return hashlib.sha256(f"{self.repository}\0{self.name or ''}\0{self.version}".encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
 class Deployment:
     """One way a chart is installed: its values files in order (later ones win), `--set` pairs, and the cluster
-    it is installed in (None: the policy names none, and the render answers as a bare `helm template` does)."""
+    it is installed in (None: the policy names none, and the render answers as a bare `helm template` does).
+
+    A chart the policy names by repository (`remote`) stands at a path that is no folder until fetch.py pulls
+    it into the cache and puts the folder there; `unpulled` then says why a pull failed."""
 
     chart: Path
     values: tuple[Path, ...]
     settings: tuple[tuple[str, str], ...] = ()
     context: ClusterContext | None = None
+    remote: RemoteChart | None = None
+    unpulled: str | None = None
 
 
 @dataclass(frozen=True)
 class HelmSettings:
     binary: str | None = None  # `--helm PATH` or the policy's `helm.binary`; None: helm on PATH, if any
     deployments: tuple[Deployment, ...] = ()  # the policy's `helm.charts`; a chart not named is deployed by default
-    cache_dir: Path | None = None  # where renders are kept between runs
+    cache_dir: Path | None = None  # where renders and pulled charts are kept between runs
+    # The policy's `registries` rates: the pace of `helm pull` from a registry, as of every request to it.
+    rates: tuple[tuple[str, float], ...] = ()
 
     def of_chart(self, chart: Path) -> list[Deployment]:
         """How `chart` is deployed: as the policy says, else its `values.yaml` alone and each

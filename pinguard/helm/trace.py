@@ -23,7 +23,7 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.sources.charts import helm_text
-from pinguard.sources.yamlnodes import Located, compose, value_span
+from pinguard.sources.yamlnodes import Located, compose
 
 _STRING = "tag:yaml.org,2002:str"  # every scalar but a null, as the sources read YAML
 _TAG_CUT = re.compile(r"[-_+]")
@@ -48,10 +48,6 @@ class Leaf:
     def path(self) -> Path:
         return Path(self.where.path)
 
-    def written(self) -> bool:
-        """Whether the file holds the value as one plain or quoted run of text pinguard can edit."""
-        start, end = value_span(self.node)
-        return self.node.style in (None, "", "'", '"') and self.where.text[start:end] == str(self.node.value)
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,13 @@ class Leaves:
                         self._by_key[(at, key)] = leaf
 
     def trace(self, image: str, rendered: frozenset[str] = frozenset()) -> Trace | None:
-        """The block of leaves that most likely controls `image`; None when no leaf prints any of it.
+        """The block of leaves that most likely controls `image`; None when no leaf prints any of it."""
+        traces = self.traces(image, rendered)
+        return traces[0] if traces else None
+
+    def traces(self, image: str, rendered: frozenset[str] = frozenset()) -> list[Trace]:
+        """The blocks of leaves that may control `image`, the likeliest first; after it, every other block that
+        prints the whole image, or its tag and the end of its name (a chart may render one image from two).
 
         Blocks are told apart by their path in the values, as Helm merges values files: a later file's
         `tag` and an earlier file's `repository` at one path make one block. `rendered`: the names (each
@@ -117,8 +119,8 @@ class Leaves:
         parts = Parts.of(image)
         whole = [leaf for form in _whole_forms(parts) for leaf in self._by_printed.get(form, ())]
         if whole:
-            leaf = max(whole, key=lambda candidate: candidate.order)
-            return Trace(leaf.block, None, None, leaf, self._digest_leaf(leaf.at), len(whole) - 1)
+            whole.sort(key=lambda candidate: candidate.order, reverse=True)
+            return [Trace(leaf.block, None, None, leaf, self._digest_leaf(leaf.at), len(whole) - 1) for leaf in whole]
         candidates: dict[tuple[str, ...], _Candidate] = {}
         whole_tags = (parts.tag, f"{parts.tag}@{parts.digest}")
         for rank, form in enumerate(_tag_forms(parts)):
@@ -137,7 +139,7 @@ class Leaves:
                 if ends_name and (candidate.name is None or len(candidate.name.printed) < len(form)):
                     candidate.name = leaf
         if not candidates:
-            return None
+            return []
         names = set(name_forms(parts.name))
         for at, candidate in candidates.items():
             named = [self._by_key.get((at, key)) for key in _NAME_KEYS]
@@ -149,9 +151,9 @@ class Leaves:
         ranked = sorted(candidates.values(), key=_Candidate.rank, reverse=True)
         best = ranked[0]
         rivals = sum(1 for other in ranked[1:] if other.rank() == best.rank())
-        anchor = best.tag or best.name or best.covering
-        assert anchor is not None
-        return Trace(anchor.block, best.tag, best.name or best.covering, None, best.digest, rivals)
+        others = [other for other in ranked[1:] if other.tag is not None and other.name is not None
+                  and not other.named_otherwise]
+        return [candidate.trace(rivals) for candidate in (best, *others)]
 
     def _live(self, printed: str) -> list[Leaf]:
         """The leaves printing `printed` that no later values file overrides."""
@@ -194,6 +196,11 @@ class _Candidate:
     digest: Leaf | None = None  # the block's digest or sha leaf
     digest_shown: bool = False  # whose value the image carries
     named_otherwise: bool = False  # the block names another rendered image: a tag it shares is not this image's
+
+    def trace(self, rivals: int) -> Trace:
+        anchor = self.tag or self.name or self.covering
+        assert anchor is not None
+        return Trace(anchor.block, self.tag, self.name or self.covering, None, self.digest, rivals)
 
     def rank(self) -> tuple[bool, bool, int, bool, bool, int, int]:
         """Best first: a block that names no other image, holding the tag (whole, then cut), naming the image,

@@ -7,7 +7,6 @@ kustomization's own folder (kustomize's default `LoadRestrictionsRootOnly`, said
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -18,7 +17,7 @@ from pathlib import Path
 from pinguard.errors import PinguardError
 from pinguard.helm.binary import RenderFailed, bounded_run
 from pinguard.untrusted_text import shown
-from pinguard.write.kept import KeptTexts
+from pinguard.write.kept import binary_answer
 
 # `kubectl version --client` prints "Kustomize Version: v5.7.1"; `kustomize version` prints "v5.7.1" (older ones
 # "{Version:kustomize/v4.5.7 ...}").
@@ -67,13 +66,8 @@ def locate(explicit: str | None, env: Mapping[str, str], cache_dir: Path | None 
     if chosen is None:
         return None
     kubectl = Path(chosen).name.startswith("kubectl")
-    kept = KeptTexts(cache_dir / "kustomize" / "versions" if cache_dir is not None else None)
-    key = _version_key(chosen)
-    version = (kept.get(key) if key is not None else None) or ""
-    if not _KUSTOMIZE_VERSION.fullmatch(version):
-        version = _asked(chosen, kubectl, env)
-        if key is not None:
-            kept.put(key, version)
+    version = binary_answer(cache_dir / "kustomize" / "versions" if cache_dir is not None else None, chosen,
+                            lambda: _asked(chosen, kubectl, env), _KUSTOMIZE_VERSION.fullmatch)
     return Kustomize(chosen, version, kubectl)
 
 
@@ -86,12 +80,3 @@ def _asked(path: str, kubectl: bool, env: Mapping[str, str]) -> str:
     if matched is None:
         raise PinguardError(f"kustomize: {path} reports no kustomize version ({shown(answer.strip())!r})")
     return matched.group(1)
-
-
-def _version_key(path: str) -> str | None:
-    """What the version of the binary at `path`, as it is now, is kept under: its path, size and time of change."""
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return hashlib.sha256(f"{os.path.realpath(path)}\0{status.st_size}\0{status.st_mtime_ns}".encode()).hexdigest()

@@ -23,6 +23,13 @@ A policy file is YAML:
           kube-version: "1.31.0"  # the cluster it is installed in: what `.Capabilities` and `.Release`
           api-versions: [monitoring.coreos.com/v1]  # answer (`namespace`, `release` and `is-upgrade`
           is-upgrade: false     # too); none named: a bare `helm template`'s defaults
+        - chart: oci://registry.example.com/charts/redis  # a chart not in this repository, pulled by
+          version: 1.2.3        # `helm pull` (an exact version); values relative to the policy file
+          values: [deploy/redis/values-prod.yaml]
+        - repo: https://charts.example.com  # a chart repository, and the chart's name in it
+          chart: redis
+          version: 1.2.3
+          values: [deploy/redis/values-staging.yaml]
     kustomize:
       binary: tools/kubectl     # what builds kustomizations (default: kubectl, else kustomize on PATH; `--kustomize`)
     provenance:                 # `lock --provenance`; paths are relative to the policy file
@@ -43,6 +50,7 @@ and the key. Rules then trust their configuration.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -52,7 +60,7 @@ import yaml
 
 from pinguard.copy.ecr import TAG_MUTABILITY, RepositorySettings
 from pinguard.errors import PinguardError
-from pinguard.helm.settings import ClusterContext, Deployment, HelmSettings
+from pinguard.helm.settings import ClusterContext, Deployment, HelmSettings, RemoteChart
 from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.policy.catalog import RULES
 from pinguard.policy.files import PRESETS, PROJECT_POLICY
@@ -60,6 +68,7 @@ from pinguard.policy.model import Layer, Policy, ProvenanceSection, Sidecar
 from pinguard.provenance.trust import Trust
 from pinguard.resolve.tags import TagRule, TagRules
 from pinguard.sources.base import SourceSettings
+from pinguard.untrusted_text import shown
 
 LEVELS = ("error", "warning", "off")
 _KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "kustomize", "provenance", "sidecars", "ecr")
@@ -285,19 +294,65 @@ def _kustomize(path: Path, section: dict[Any, Any]) -> KustomizeSettings:
 
 def _deployment(path: Path, where: str, entry: object) -> Deployment:
     if not isinstance(entry, dict) or not isinstance(entry.get("chart"), str) or not entry["chart"]:
-        raise PolicyError(f"{where}: expected a mapping with `chart` (a folder), `values` and `set`")
-    _known_keys(where, entry, ("chart", "values", "set", *_CONTEXT_KEYS))
-    values = entry.get("values", ["values.yaml"])
-    if not isinstance(values, list) or not all(isinstance(name, str) and name for name in values):
-        raise PolicyError(f"{where}.values: expected a list of values files, relative to the chart")
+        raise PolicyError(f"{where}: expected a mapping with `chart` (a folder, or `oci://…`), `values` and `set`")
+    _known_keys(where, entry, ("chart", "repo", "version", "values", "set", *_CONTEXT_KEYS))
+    remote = _remote(where, entry)
+    values = entry.get("values", ["values.yaml"] if remote is None else None)
+    if not isinstance(values, list) or not values or not all(isinstance(name, str) and name for name in values):
+        raise PolicyError(f"{where}.values: expected a list of values files, relative to " + (
+            "the chart" if remote is None else "the policy file (the chart is not in this repository)"))
     settings = entry.get("set", {})
     if not isinstance(settings, dict) or not all(
             isinstance(key, str) and isinstance(value, str | int | float | bool) for key, value in settings.items()):
         raise PolicyError(f"{where}.set: expected a mapping of value paths to strings, numbers or booleans")
-    chart = path.parent / entry["chart"]
-    return Deployment(chart, tuple(chart / name for name in values),
+    # A remote chart stands at a path that is no folder until it is pulled (helm/fetch.py puts it in the cache).
+    chart = path.parent / (entry["chart"] if remote is None else f".pinguard-remote-chart-{remote.key}")
+    return Deployment(chart, tuple((chart if remote is None else path.parent) / name for name in values),
                       tuple((key, str(value).lower() if isinstance(value, bool) else str(value))
-                            for key, value in settings.items()), _context(where, entry))
+                            for key, value in settings.items()), _context(where, entry), remote)
+
+
+_OCI = re.compile(r"oci://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)+")
+_REPOSITORY = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%-]+)*/?")
+_CHART_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_NUMBER = r"(0|[1-9][0-9]{0,8})"
+_VERSION = re.compile(rf"v?{_NUMBER}\.{_NUMBER}\.{_NUMBER}(-[0-9A-Za-z.-]{{1,64}})?(\+[0-9A-Za-z.-]{{1,64}})?")
+
+
+def _remote(where: str, entry: dict[Any, Any]) -> RemoteChart | None:
+    """The chart an entry names by where it is published (`chart: oci://…`, or `repo:` and `chart:`), with its
+    `version`; None for a chart in this repository. Hostile text is refused: it reaches `helm pull`'s command
+    line (where nothing may read as a flag) and messages (where no credentials may)."""
+    chart, repo, version = entry["chart"], entry.get("repo"), entry.get("version")
+    if repo is None and not chart.startswith("oci://"):
+        if "://" in chart:
+            raise PolicyError(f"{where}.chart: a folder, or `oci://…`; a chart repository's URL goes in `repo:`")
+        if "version" in entry:
+            raise PolicyError(f"{where}.version: only for a chart named by repository (`oci://…`, or `repo:`)")
+        return None
+    if repo is not None:
+        if not isinstance(repo, str) or not _REPOSITORY.fullmatch(repo) or ".." in repo.split("/"):
+            raise PolicyError(f"{where}.repo: expected the URL of a chart repository, http:// or https://, without "
+                              f"credentials, query or `..` (helm's own registry and repository logins are used), "
+                              f"got {_uncredentialed(str(repo))!r}")
+        if not _CHART_NAME.fullmatch(chart):
+            raise PolicyError(f"{where}.chart: expected the chart's name in {repo} (letters, digits, `.`, `_`, `-`), "
+                              f"got {shown(chart)!r}")
+    elif not _OCI.fullmatch(chart):
+        raise PolicyError(f"{where}.chart: expected `oci://HOST[:PORT]/PATH/NAME` (lower-case path segments, no "
+                          f"credentials), got {_uncredentialed(chart)!r}")
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        given = "none given" if version is None else f"got {shown(str(version))!r}"
+        raise PolicyError(f"{where}.version: a chart not in this repository needs its exact version, as SemVer "
+                          f"(`1.2.3`; quoted, `\"1.10.0\"`; no range), {given}")
+    return RemoteChart(repo if repo is not None else chart, chart if repo is not None else None, version)
+
+
+def _uncredentialed(url: str) -> str:
+    """A URL as a message may quote it: what stands before an `@` in its host part (a password) left out."""
+    scheme, _, rest = url.partition("://")
+    host, slash, path = rest.partition("/")
+    return shown(f"{scheme}://{host.rpartition('@')[2]}{slash}{path}" if rest else url)
 
 
 _CONTEXT_KEYS = ("kube-version", "api-versions", "namespace", "release", "is-upgrade")
@@ -389,6 +444,7 @@ def _validated(merged: Layer, paths: str) -> Policy:
             raise PolicyError(f"invalid policy {paths}: rules.{rule}: {problem}")
     provenance = merged.provenance
     trust = Trust(provenance.keys or (), provenance.trusted_root, provenance.notation_certs or ())
+    helm = replace(merged.sources.helm, rates=tuple(sorted(merged.rates.items())))  # `helm pull`'s pace too
     return Policy(rules=rules, exclude=merged.exclude, tag_rules=TagRules(merged.tags), rates=dict(merged.rates),
-                  sources=merged.sources, trust=trust, lock_provenance=bool(provenance.lock),
+                  sources=replace(merged.sources, helm=helm), trust=trust, lock_provenance=bool(provenance.lock),
                   sidecars=merged.sidecars, ecr=RepositorySettings(**merged.ecr))

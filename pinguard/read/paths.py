@@ -105,10 +105,16 @@ def each_file(paths: Sequence[str], errors: list[str],
         return  # every path named was wrong: reading the current folder instead would hide it
     roots = ChartRoots()
     judge: Judge | None = None
+    walked = list(walk(named, Path.cwd()))  # every kustomization of the scan is known before any is built
+    try:
+        settings = _with_pulled_charts(settings, walked)
+    except PinguardError as exc:  # the helm named cannot run: every chart would be misread
+        errors.append(str(exc))
+        return
     # The values files the policy deploys, and their charts: values, wherever they lie and whatever their name.
     deployed = {path.resolve(): d.chart for d in settings.helm.deployments for path in d.values}
-    walked = list(walk(named, Path.cwd()))  # every kustomization of the scan is known before any is built
     kustomized = _kustomize_judge(walked, settings)
+    judge = _charts_judged(walked, roots, deployed, settings)
     for path in walked:
         if not kinds.may_hold_images(path.name):
             continue
@@ -154,11 +160,42 @@ def each_file(paths: Sequence[str], errors: list[str],
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
         found = searched.found if chart is None else [*failure_notice(chart, path), *searched.found]
+        if root is not None and chart is None and kind == kinds.HELM:  # a chart's values, and no helm to render them
+            found = [replace(item, pin_needs_helm=True) for item in found]
         if built is not None:
             from pinguard.kustomize.judge import failure_notice as build_failure
 
             found = [*build_failure(built, path), *found]
         yield ScannedFile(file, kind, found, searched.documents, chart, built)
+
+
+def _with_pulled_charts(settings: SourceSettings, walked: list[Path]) -> SourceSettings:
+    """The charts the policy names by repository pulled into the cache (helm/fetch.py), where the scan reads a values
+    file of one: a scan of other files reaches no network."""
+    remote = {path.resolve() for d in settings.helm.deployments if d.remote is not None for path in d.values}
+    if not remote or not any(path.resolve() in remote for path in walked):
+        return settings
+    from pinguard.helm.fetch import pulled
+
+    return replace(settings, helm=pulled(settings.helm, os.environ))
+
+
+def _charts_judged(walked: list[Path], roots: ChartRoots, deployed: dict[Path, Path],
+                   settings: SourceSettings) -> Judge | None:
+    """The judge of the scan's charts, every one judged at once (their renders side by side); None (nothing
+    imported) when the scan holds none."""
+    charted = [root for path in walked if kinds.may_hold_images(path.name)
+               and (root := roots.of(path) or deployed.get(path.resolve())) is not None]
+    if not charted:
+        return None
+    from pinguard.helm.judge import Judge
+
+    judge = Judge(settings.helm, os.environ)
+    try:
+        judge.judge_all(charted)
+    except PinguardError:
+        pass  # a helm named that cannot run: reported at the first file of a chart, as `chart_at` raises it again
+    return judge
 
 
 def _kustomize_judge(walked: list[Path], settings: SourceSettings) -> KustomizeJudge | None:

@@ -23,6 +23,11 @@ depends on what the chart renders:
   (see tagform.py). A `digest:` the chart at hand does not read pins nothing:
   it is reported (`Found.unread_digest`), never counted.
 
+Only a values file of no chart is pinned by this reading. Without Helm, the values of a chart
+(a Chart.yaml above them, or named by the policy's `helm.charts`) are read here for `scan`,
+`lock` and `check`, and never written (`Found.pin_needs_helm`, marked by pinguard.read.paths):
+where a digest goes in them is what `check` takes as pinned, not what `pin` writes.
+
 For the chart of a values file that is not at hand, the policy can say that it
 reads `digest` (`helm: {digest-read: [GLOB]}`); a digest already written there is
 taken as the user's way of pinning. So is a block the chart hands to a named
@@ -62,9 +67,9 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from pinguard.errors import InvalidReference
 from pinguard.reference import parse
 from pinguard.sources import kinds, kubernetes
-from pinguard.sources.base import DEFAULT_SETTINGS, DigestField, Found, Searched, SourceSettings
+from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
 from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
-from pinguard.sources.tagform import tag_field
+from pinguard.sources.tagform import tag_field, whole_tag_field
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -341,7 +346,7 @@ def _structured(image: MappingNode, where: Located, pinning: _Pinning, shared: _
     read = pinning.field_read(declared, bool(current))
     if read is None:
         field = (tag_field(tag_node, where, flow=image.flow_style is True) if isinstance(tag_node, ScalarNode)
-                 and scalar_text(tag_node) else _app_version_field(image, shape, where, tag))
+                 and scalar_text(tag_node) else whole_tag_field(image, shape.named_by, where, shape.tag_key, tag))
         if field is None:
             return unresolvable(f"its {shape.tag_key} is not a plain or quoted value; pinguard cannot edit it")
         unread = where.span(*value_span(digest_node)) if current and isinstance(digest_node, ScalarNode) else None
@@ -364,17 +369,3 @@ def _naming(block: MappingNode) -> tuple[str, ScalarNode]:
                      if scalar_text(node := mapping_get(block, key)))
     assert isinstance(node, ScalarNode)
     return key, node
-
-
-def _app_version_field(block: MappingNode, shape: _Shape, where: Located, app_version: str) -> DigestField | None:
-    """Where the tag form of an empty tag goes: `"<appVersion>@<digest>"` over it, or as a new entry after the name.
-
-    Written quoted: the appVersion is what Helm renders, and `1.10` unquoted would not read back so.
-    """
-    tag_node = mapping_get(block, shape.tag_key)
-    place = digest_field(block, shape.named_by, where, shape.tag_key)
-    if place is None:
-        return None
-    if isinstance(tag_node, ScalarNode) and tag_node.style in ("'", '"'):
-        return DigestField(place.start, place.end, prefix=f"{place.prefix}{app_version}@", suffix=place.suffix)
-    return DigestField(place.start, place.end, prefix=f'{place.prefix}"{app_version}@', suffix=f'"{place.suffix}')

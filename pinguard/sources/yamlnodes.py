@@ -532,34 +532,51 @@ def embedded(node: ScalarNode, where: Located) -> tuple[str, Callable[[int], int
 
 def digest_field(mapping: MappingNode, after: Node, where: Located, key: str, *,
                  hex_only: bool = False) -> DigestField | None:
-    """Where `key` holds (or would hold) the digest in `mapping`; None where it cannot be edited.
+    """Where `key`'s value (a digest, or a tag written whole) goes in `mapping`; None where it cannot be edited.
 
-    An existing scalar is replaced in place; otherwise a `key: ...` entry is added right
-    after the `after` value, as a new line at its key's indentation, or in a flow mapping
-    as a new entry.
+    A value the mapping writes itself is replaced in place: inside its quotes, over its plain
+    text (a null `~` too), or when empty after its key's colon. Otherwise a `key: ...` entry is
+    added right after the `after` value: a new line at its key's indentation after the line
+    the value ends on, or a new entry in a flow mapping. Nothing is written into a mapping
+    merged in with `<<`: every mapping merging it would read the value.
     """
-    existing = mapping_get(mapping, key)
-    if isinstance(existing, ScalarNode):
-        if existing.style not in (None, "", "'", '"'):
-            return None
-        start, end = value_span(existing)
-        if where.text[start:end] != existing.value:
-            return None
-        if existing.style:
-            return DigestField(start, end, hex_only=hex_only)
-        needs_space = start == end and where.text[start - 1:start] == ":"
-        return DigestField(start, end, prefix=" " if needs_space else "", hex_only=hex_only)
-    if existing is not None:
+    own = next(((k, v) for k, v in mapping.value if isinstance(k, ScalarNode) and k.tag != _MERGE and k.value == key),
+               None)
+    if own is not None:
+        return _value_field(*own, where, hex_only) if isinstance(own[1], ScalarNode) else None
+    key_node = next((k for k, v in mapping.value if v is after), None)
+    if key_node is None or mapping_get(mapping, key) is not None:  # a merged mapping's place
         return None
     if mapping.flow_style:
         return DigestField(after.end_mark.index, after.end_mark.index, prefix=f", {key}: ", hex_only=hex_only)
-    key_node = next((k for k, v in mapping.value if v is after), None)
-    if key_node is None:  # the tag comes from a merged mapping: its place belongs to another entry
-        return None
     indent = " " * key_node.start_mark.column
     newline = line_break(where.text)
-    line_end = where.text.find(newline, after.end_mark.index)
-    if line_end < 0:  # the last line of a file without a final line break
-        return DigestField(len(where.text), len(where.text), prefix=f"{newline}{indent}{key}: ", hex_only=hex_only)
-    insert_at = line_end + len(newline)
+    if after.end_mark.column == 0 and after.end_mark.index:  # a block scalar ends past the line breaks it ate
+        insert_at = after.end_mark.index
+    else:
+        line_end = where.text.find(newline, after.end_mark.index)
+        if line_end < 0:  # the last line of a file without a final line break
+            return DigestField(len(where.text), len(where.text), prefix=f"{newline}{indent}{key}: ", hex_only=hex_only)
+        insert_at = line_end + len(newline)
     return DigestField(insert_at, insert_at, prefix=f"{indent}{key}: ", suffix=newline, hex_only=hex_only)
+
+
+# A key's colon with nothing after it but blanks, then a comment, a line break, the flow mapping's next entry or end.
+_EMPTY_VALUE = re.compile(r"[ \t]*:(?=[ \t]*(?:[#\r\n,}]|\Z))")
+
+
+def _value_field(key: ScalarNode, value: ScalarNode, where: Located, hex_only: bool) -> DigestField | None:
+    """Where a one-line plain or quoted value is written over; None for a block scalar, escapes, or an explicit tag.
+
+    An empty value's node sits where the next token starts (in a flow mapping perhaps past a
+    comment, lines on): the new value goes right after the key's colon, a blank before it.
+    """
+    if value.style not in (None, "", "'", '"'):
+        return None
+    start, end = value_span(value)
+    if where.text[start:end] != value.value or "!" in where.text[value.start_mark.index:start]:
+        return None
+    if value.style or value.value:
+        return DigestField(start, end, hex_only=hex_only)
+    colon = _EMPTY_VALUE.match(where.text, key.end_mark.index)
+    return DigestField(colon.end(), colon.end(), prefix=" ", hex_only=hex_only) if colon else None

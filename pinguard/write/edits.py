@@ -35,7 +35,7 @@ def field_edit(field: DigestField, digest: str) -> Edit:
 
 def apply(text: str, edits: Iterable[Edit]) -> str:
     """`text` with every edit made; edits must not overlap (two of the same place are one)."""
-    ordered = sorted(set(edits), key=lambda e: (e.start, e.end))
+    ordered = sorted(set(edits), key=lambda e: (e.start, e.end, e.text))  # insertions at one place: one order
     pieces: list[str] = []
     position = 0
     for edit in ordered:

@@ -89,3 +89,19 @@ def tree_hash(root: Path) -> str | None:
                 return None
             digest.update(f"{path.relative_to(root).as_posix()}\0{len(data)}\0".encode() + data)
     return digest.hexdigest()
+
+
+def binary_answer(folder: Path | None, binary: str, ask: Callable[[], str], valid: Callable[[str], object]) -> str:
+    """What the binary at `binary` answers `ask` (its version), kept in `folder` under the binary's path, size and
+    time of change: asking costs a start of the binary, as much as the work it is then asked to do."""
+    try:
+        status = os.stat(binary)
+    except OSError:
+        return ask()
+    kept = KeptTexts(folder)
+    key = hashlib.sha256(f"{os.path.realpath(binary)}\0{status.st_size}\0{status.st_mtime_ns}".encode()).hexdigest()
+    answer = kept.get(key)
+    if answer is None or not valid(answer):
+        answer = ask()
+        kept.put(key, answer)
+    return answer

@@ -2,14 +2,19 @@
 
 Helm's renders and kustomize's builds are judged the same way: each image to pin has
 its placements, in order of preference. All images' current placements are tried
-together, once; where the verdict disagrees, the set is halved until the images it
-disagrees about are found, and those try their next placement. An image whose every
-placement was refused is given up with what each try showed. The placements left
-are tried together once more: together they may disagree where apart they did not.
+together, once. Where the verdict disagrees and can say which items are at fault
+(`culprits`), those try their next placement and all are tried together again; where it
+cannot, the set is halved until the items it disagrees about are found. An image whose
+every placement was refused is given up with what each try showed.
+
+Every verdict includes every placement confirmed before it, so the last verdict that
+passed has seen all of the accepted placements together: no set is accepted that was
+only ever confirmed in parts.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
@@ -45,41 +50,66 @@ class Search(ABC, Generic[P]):
     @abstractmethod
     def verdict(self, items: list[Item[P]]) -> str | None: ...
 
+    def culprits(self, items: list[Item[P]]) -> dict[Item[P], str] | None:
+        """After the last verdict refused a set holding `items`, those of them at fault and why, where the verdict
+        can tell; None where it cannot (the search halves then)."""
+        return None
+
     def placement(self, item: Item[P]) -> P:
         """The placement an item is at now."""
         return item.placements[self._choice.get(item, 0)]
 
-    def settle_all(self, items: list[Item[P]]) -> tuple[list[Item[P]], list[tuple[Item[P], str]]]:
-        """Every item placed where the verdict confirms it, else given up with what each try showed."""
+    def settle_all(self, items: Sequence[Item[P]], settled: Sequence[Item[P]] = ()
+                   ) -> tuple[list[Item[P]], list[tuple[Item[P], str]]]:
+        """Every item placed where the verdict confirms it, together with the `settled` ones (confirmed before,
+        kept where they are), else given up with what each try showed."""
         accepted: list[Item[P]] = []
         given_up: list[tuple[Item[P], str]] = []
-        pending = items
+        pending = list(items)
         while pending:
-            confirmed, failed = self._settle(pending)
-            accepted.extend(confirmed)
-            pending = []
-            for item, reason in failed:
-                tried = self._tried.setdefault(item, [])
-                tried.append(f"{self.placement(item).name}: {reason}")
-                self._choice[item] = self._choice.get(item, 0) + 1
-                if self._choice[item] < len(item.placements):
-                    pending.append(item)
-                else:
-                    given_up.append((item, "; ".join(tried)))
-        together = self.verdict(accepted) if accepted else None
-        if together is not None:  # together they disagree where apart they did not
-            given_up.extend((item, together) for item in accepted)
-            accepted = []
+            base = [*settled, *accepted]
+            problem = self.verdict([*base, *pending])
+            if problem is None:
+                accepted.extend(pending)
+                break
+            blamed = self.culprits(pending) if len(pending) > 1 else {pending[0]: problem}
+            blamed = {item: why for item, why in (blamed or {}).items() if item in pending}
+            if blamed:
+                failed = list(blamed.items())
+            else:
+                confirmed, failed = self._halve(pending, base)
+                accepted.extend(confirmed)
+            retried = self._advance(failed, given_up)
+            pending = [*(item for item in pending if item not in blamed), *retried] if blamed else retried
         return accepted, given_up
 
-    def _settle(self, items: list[Item[P]]) -> tuple[list[Item[P]], list[tuple[Item[P], str]]]:
-        """The items whose current placements the verdict confirms, found by halving where it does not."""
-        problem = self.verdict(items)
+    def _advance(self, failed: list[tuple[Item[P], str]], given_up: list[tuple[Item[P], str]]) -> list[Item[P]]:
+        """The failed items that have a next placement, moved to it; the others given up."""
+        retried = []
+        for item, reason in failed:
+            tried = self._tried.setdefault(item, [])
+            tried.append(f"{self.placement(item).name}: {reason}")
+            self._choice[item] = self._choice.get(item, 0) + 1
+            if self._choice[item] < len(item.placements):
+                retried.append(item)
+            else:
+                given_up.append((item, "; ".join(tried)))
+        return retried
+
+    def _halve(self, items: list[Item[P]], base: list[Item[P]]
+               ) -> tuple[list[Item[P]], list[tuple[Item[P], str]]]:
+        """Of `items`, refused together with `base`: those confirmed in halves (each half with what was confirmed
+        before it), and those refused alone."""
+        middle = len(items) // 2
+        first, first_failed = self._settle(items[:middle], base)
+        second, second_failed = self._settle(items[middle:], [*base, *first])
+        return [*first, *second], [*first_failed, *second_failed]
+
+    def _settle(self, items: list[Item[P]], base: list[Item[P]]
+                ) -> tuple[list[Item[P]], list[tuple[Item[P], str]]]:
+        problem = self.verdict([*base, *items])
         if problem is None:
             return items, []
         if len(items) == 1:
             return [], [(items[0], problem)]
-        middle = len(items) // 2
-        first, first_failed = self._settle(items[:middle])
-        second, second_failed = self._settle(items[middle:])
-        return first + second, first_failed + second_failed
+        return self._halve(items, base)

@@ -3,13 +3,16 @@
 Only the characters of each reference change (see `pinguard.write.edits`); nothing is
 written here: `pin` and `update` commit the plan, `run` renders a manifest with it.
 The files of a chart Helm judged are planned by `pinguard.helm.pinning`, which keeps
-only the edits a render confirms.
+only the edits a render confirms. A chart's values read without Helm (`Found.pin_needs_helm`) are
+never planned: a write there would be a guess at what the chart renders (a tag the chart compares,
+a registry another values file sets), so planning one is refused whole (`refuse_without_helm`).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock, locked_key
 from pinguard.read.paths import Scan, ScannedFile
 from pinguard.sources.base import Found
@@ -20,6 +23,9 @@ if TYPE_CHECKING:  # Helm is imported when a chart is to be pinned (`plan_chart`
     from pinguard.kustomize.judge import Built
 
 
+NEEDS_HELM = "pinning a chart's values needs helm: install it or pass `--helm PATH`"
+
+
 class Plan(NamedTuple):
     changes: list[tuple[ScannedFile, str]]  # the new text of every file that changes
     missing: list[Found]  # references the lock does not know
@@ -27,6 +33,9 @@ class Plan(NamedTuple):
 
 
 def plan_pins(result: Scan, lock: Lock) -> Plan:
+    """The plan pinning every reference to its locked digest; a PinguardError, and no plan, when it would write
+    into a chart's values read without Helm."""
+    refuse_without_helm(chart_writes(result, lock))
     changes: list[tuple[ScannedFile, str]] = []
     missing: list[Found] = []
     refused: list[tuple[Found, str]] = []
@@ -76,6 +85,29 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
             refused.extend(build_plan.refused)
         changes.extend((every[path], apply(every[path].file.text, file_edits)) for path, file_edits in edited.items())
     return Plan(changes, missing, refused)
+
+
+def pinning_writes(found: Found, lock: Lock) -> bool:
+    """Whether pinning to `lock` writes `found`, now or once it is locked: a reference without the digest its entry
+    holds, or with none and no entry yet. A digest the lock does not know (`not-locked`) no pin replaces."""
+    key = locked_key(found.reference) if found.reference is not None else None
+    if key is None or found.reference is None:
+        return False
+    entry = lock.get(*key)
+    return found.reference.digest != entry.digest if entry is not None else found.reference.digest is None
+
+
+def chart_writes(result: Scan, lock: Lock) -> list[Found]:
+    """The references of charts read without Helm that pinning to `lock` would write."""
+    return [found for found in result.found if found.pin_needs_helm and pinning_writes(found, lock)]
+
+
+def refuse_without_helm(blocked: list[Found]) -> None:
+    """A PinguardError naming each of `blocked`, references of charts read without Helm that a command would write."""
+    if blocked:
+        raise PinguardError(f"nothing written: {NEEDS_HELM}", details=[
+            f"{found.path}:{found.line}:{found.column}: {found.reference} is a chart's value: only Helm's render "
+            "tells what writing it does" for found in blocked])
 
 
 def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:

@@ -1,7 +1,7 @@
 """A render after edits against the one before: only the changes pinning makes pass, everything else is named."""
 from __future__ import annotations
 
-from pinguard.helm.confirm import compare
+from pinguard.helm.confirm import Noise, Render, compare
 
 DIGEST = "sha256:" + "d" * 64
 OTHER = "sha256:" + "e" * 64
@@ -69,4 +69,78 @@ def test_anything_else_that_changed_is_named() -> None:
     assert compare(_render(), changed, PINS).unexplained == ["Deployment/web metadata.name: 'web' became 'api'"]
     assert compare(_render(), _render() + "---\nkind: Service\n", PINS).unexplained == [
         "the render holds 3 documents instead of 2"]
-    assert compare(_render(), "a: [", PINS).unexplained[0].startswith("the render is not YAML: ")
+    broken = _render().replace("kind: RayJob", "kind: [RayJob")
+    assert compare(_render(), broken, PINS).unexplained[0].startswith("the render is not YAML: ")
+
+
+SECRET = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: redis
+data:
+  password: "{password}"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: redis
+  labels:
+    rollout: "{label}"
+spec:
+  template:
+    metadata:
+      annotations:
+        checksum/secret: "{checksum}"
+        sidecar.istio.io/proxyImage: "{hook}"
+    spec:
+      containers:
+        - name: redis
+          image: "{image}"
+"""
+
+
+def _secret(password: str = "p1", checksum: str = "c1", image: str = "redis:7.4", label: str = "a",
+            hook: str = "acme/hook:1.0") -> Render:
+    return Render(SECRET.format(password=password, checksum=checksum, image=image, label=label, hook=hook))
+
+
+def test_what_varies_between_two_renders_of_the_unchanged_chart_is_masked_by_object_and_path() -> None:
+    noise = Noise()
+    noise.add(_secret(), _secret(password="p2", checksum="c2"))
+    assert noise.masked == {0: {("data", "password")}, 1: {("spec", "template", "metadata", "annotations",
+                                                               "checksum/secret")}}
+    pinned = _secret(password="p3", checksum="c3", image=f"redis:7.4@{DIGEST}")
+    result = compare(_secret(), pinned, {"redis:7.4": DIGEST}, noise)
+    assert result.unexplained == [] and result.pinned == {"redis:7.4"}
+    assert compare(_secret(), pinned, {"redis:7.4": DIGEST}).unexplained == [
+        "Secret/redis data.password: 'p1' became 'p3'"]  # without the noise it is a change
+
+
+def test_an_image_a_label_or_a_selector_that_varies_is_never_masked() -> None:
+    noise = Noise()
+    noise.add(_secret(), _secret(label="b"))
+    assert noise.masked == {} and noise
+    result = compare(_secret(), _secret(label="c", image=f"redis:7.4@{DIGEST}"), {"redis:7.4": DIGEST}, noise)
+    assert [change.noise for change in result.changes] == [True]
+    assert "varies between two renders of the unchanged chart ('a', then 'b')" in result.unexplained[0]
+
+
+def test_an_annotation_naming_another_image_may_not_take_a_pinned_digest() -> None:
+    pins = {"acme/app:1.0": DIGEST}
+    spoilt = compare(_secret(), _secret(hook=f"acme/hook:1.0@{DIGEST}"), pins)
+    assert len(spoilt.changes) == 1 and spoilt.changes[0].digests == {DIGEST}
+    assert f"it names acme/hook:1.0@{DIGEST}, which is not that image pinned" in spoilt.unexplained[0]
+    renamed = compare(_secret(), _secret(hook="acme/hook:1.1"), pins).unexplained
+    assert renamed and "it names an image, which may change only to carry its own locked digest" in renamed[0]
+    own = {"acme/hook:1.0": OTHER}
+    assert compare(_secret(), _secret(hook=f"acme/hook:1.0@{OTHER}"), own).unexplained == []
+    assert compare(_secret(), _secret(checksum="c2"), pins).unexplained == []  # no image: a checksum may change
+
+
+def test_the_places_an_image_still_renders_unpinned_are_counted() -> None:
+    two = Render(_secret().text + "---\n" + _secret().text.split("---\n")[1].replace("name: redis", "name: other"))
+    half = Render(two.text.replace('image: "redis:7.4"', f'image: "redis:7.4@{DIGEST}"', 1))
+    result = compare(two, half, {"redis:7.4": DIGEST})
+    assert result.unexplained == [] and result.pinned == {"redis:7.4"} and result.unpinned == {"redis:7.4": 1}
+    assert compare(two, two, {}, watched={"redis:7.4"}).unpinned == {"redis:7.4": 2}

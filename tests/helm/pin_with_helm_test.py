@@ -301,3 +301,38 @@ def test_a_subchart_image_is_pinned_in_the_subchart_values_unless_the_parent_set
     assert Path("umbrella/charts/db/values.yaml").read_text().endswith("tag: '15.0'\n")
     assert sorted(_images(_rendered(helm, Path("umbrella")))) == sorted(
         f"{name}@{_digest(name)}" for name in ("example/api:1.0", "example/postgres:16.4", "example/web:2.0"))
+
+
+def test_what_helm_makes_afresh_in_every_render_is_no_change_and_every_place_of_an_image_is_pinned(
+        helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart, _, code, err = _pinned_and_locked(helm, tmp_path, monkeypatch, "generated-secrets")
+    assert code == 0, err
+    images = _images(_rendered(helm, chart))
+    assert len(images) == 4 and all(image.partition("@")[2] == _digest(image.partition("@")[0]) for image in images)
+    text = (chart / "values.yaml").read_text()
+    backup = text[text.index("backup:"):]
+    assert 'digest: ""' in backup  # the disabled block renders nothing: nothing confirms a pin there
+    assert text.count(f'digest: "{_digest("docker.io/bitnami/os-shell:12-debian-12-r30")}"') == 2
+    assert _run("pin", "--helm", helm, str(chart))[0] == 0
+    assert (chart / "values.yaml").read_text() == text  # a second pin changes nothing
+    assert _run("check", "--helm", helm, str(chart))[0] == 0
+
+
+def test_a_label_that_varies_between_renders_confirms_no_pin(helm: str, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    chart = _chart(tmp_path, monkeypatch, "random-label")
+    original = (chart / "values.yaml").read_text()
+    _, _, code, err = _pinned_and_locked(helm, tmp_path / "again", monkeypatch, "random-label")
+    assert code == 1
+    assert "spec.template.metadata.labels.rollout: varies between two renders of the unchanged chart" in err
+    assert (tmp_path / "again" / "random-label" / "values.yaml").read_text() == original
+
+
+def test_a_tag_shared_with_an_annotation_naming_another_image_is_not_pinned_through(
+        helm: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart, _, code, err = _pinned_and_locked(helm, tmp_path, monkeypatch, "annotation-image")
+    assert code == 1
+    assert "docker.io/acme/app:1.4.0 not pinned" in err and "it names docker.io/acme/hook:1.4.0@" in err
+    (document,) = _rendered(helm, chart)
+    assert document["spec"]["template"]["metadata"]["annotations"] == {
+        "sidecar.istio.io/proxyImage": "docker.io/acme/hook:1.4.0"}

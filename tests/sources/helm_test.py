@@ -1,7 +1,11 @@
 """Helm values: where a digest is pinned depends on what the chart at hand renders.
 
-The fixtures under tests/testdata/charts are whole charts: `values.yaml` pins to
-`values.golden.yaml`, and `values.yaml.scan` is the exact `pinguard scan` output.
+The fixtures under tests/testdata/charts are whole charts: `values.golden.yaml` is
+`values.yaml` with each digest where the reading says the chart reads it, and
+`values.yaml.scan` is the exact `pinguard scan` output. Without Helm nothing is
+written into a chart's values (`tests/commands/pin_needs_helm_test.py`): the reading
+of a chart's values is what `scan`, `lock` and `check` see, and where a digest goes
+is what the reading says (`_placed`), never a write.
 """
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
+from pinguard.lock.lockfile import locked_key
 from pinguard.read.paths import scan_paths
+from pinguard.write.edits import apply, pin_edit
+from pinguard.write.plan import NEEDS_HELM
 from testing.lockdata import lock_for, locked_test_digest
 from tests.sources.chartfiles import BLOCK, write_chart
 
@@ -31,6 +38,24 @@ def _locked(*paths: str) -> None:
     lockfile.write(Path("pinguard.lock"), lock_for(scan_paths(list(paths)).found))
 
 
+def _placed(path: str) -> str:
+    """The values file with each reference's locked digest where the reading puts it: what `pin` writes in values of
+    no chart, and what `check` reads as pinned in a chart's."""
+    lock = lockfile.read(Path("pinguard.lock"))
+    (scanned,) = scan_paths([path]).files
+    edits = [pin_edit(found, entry.digest) for found in scanned.found if found.reference is not None
+             and (key := locked_key(found.reference)) is not None and (entry := lock.get(*key)) is not None]
+    return apply(scanned.file.text, edits)
+
+
+def _refused(path: str) -> None:
+    """`pin` without Helm refuses to write into the chart's values: exit 2, saying so, no byte changed."""
+    before = Path(path).read_bytes()
+    status, _, err = _run("pin", path)
+    assert (status, err.splitlines()[-1]) == (2, f"pinguard: nothing written: {NEEDS_HELM}")
+    assert Path(path).read_bytes() == before
+
+
 @pytest.mark.parametrize("chart", ["reads-digest", "ignores-digest"])
 def test_a_chart_at_hand_decides_where_the_digest_goes(chart: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,9 +64,11 @@ def test_a_chart_at_hand_decides_where_the_digest_goes(chart: str, tmp_path: Pat
     monkeypatch.chdir(work)
     _locked("values.yaml")
     assert _run("scan", "values.yaml")[1] == (CHARTS / chart / "values.yaml.scan").read_text()
-    assert _run("pin", "values.yaml")[:1] == (0,)
-    assert Path("values.yaml").read_bytes() == (CHARTS / chart / "values.golden.yaml").read_bytes()
-    assert _run("pin", "--dry-run", "values.yaml")[:2] == (0, "")
+    golden = (CHARTS / chart / "values.golden.yaml").read_text()
+    assert _placed("values.yaml") == golden
+    _refused("values.yaml")
+    Path("values.yaml").write_text(golden)
+    assert _run("pin", "--dry-run", "values.yaml")[:2] == (0, "")  # read back pinned: nothing left to write
 
 
 def test_a_digest_the_chart_ignores_is_reported_and_never_counted(tmp_path: Path,
@@ -54,7 +81,8 @@ def test_a_digest_the_chart_ignores_is_reported_and_never_counted(tmp_path: Path
     assert "values.yaml:2:15: error: `ghcr.io/acme/api` has no digest" in out  # the written digest counts for nothing
     assert "values.yaml:5:11: error: the chart's templates do not read this digest of `ghcr.io/acme/api`; " \
            "it is pulled as ghcr.io/acme/api:2.4.1, by tag" in out
-    _run("pin", "values.yaml")
+    assert f"values.yaml:2:15: error: `ghcr.io/acme/api` is not pinned to its locked digest, and {NEEDS_HELM}" in out
+    Path("values.yaml").write_text(_placed("values.yaml"))
     status, out, _ = _run("check", "values.yaml")
     assert "[unpinned]" not in out
     assert "pinned in its tag: remove this field" in out  # still misleading; pin changes no byte but the tag
@@ -117,8 +145,8 @@ def test_sha_holds_what_the_chart_writes_after_the_at(template: str, written: st
     write_chart(tmp_path, template, SHA_BLOCK)
     monkeypatch.chdir(tmp_path)
     _locked("values.yaml")
-    _run("pin", "values.yaml")
-    assert Path("values.yaml").read_text() == SHA_BLOCK.replace('sha: ""', f'sha: "{written}"')
+    assert _placed("values.yaml") == SHA_BLOCK.replace('sha: ""', f'sha: "{written}"')
+    Path("values.yaml").write_text(_placed("values.yaml"))
     (found,) = scan_paths(["values.yaml"]).found
     assert found.reference is not None and found.reference.digest == RBAC_PROXY  # reads back, pinned
 
@@ -135,6 +163,6 @@ def test_a_block_naming_its_image_with_image_is_one_reference(tmp_path: Path, mo
     scanned = _run("scan", "values.yaml")[1]
     assert scanned == "values.yaml:4:12: registry.k8s.io/ingress-nginx/controller:v1.7.0 (helm)\n"
     _locked("values.yaml")
-    _run("pin", "values.yaml")
+    _refused("values.yaml")
     digest = locked_test_digest("registry.k8s.io/ingress-nginx/controller", "v1.7.0")
-    assert Path("values.yaml").read_text() == values.replace('digest: ""', f'digest: "{digest}"')
+    assert _placed("values.yaml") == values.replace('digest: ""', f'digest: "{digest}"')

@@ -635,10 +635,11 @@ def test_malformed_files_never_crash(tmp_path_factory: pytest.TempPathFactory, d
 
 
 def _chart_reading_digest() -> None:
-    """A chart whose templates read `image.digest`: its values are pinned in that field."""
-    Path("Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 1.0.0\n")
-    Path("templates").mkdir()
-    Path("templates/pod.yaml").write_text("image: {{ .Values.image.repository }}@{{ .Values.image.digest }}\n")
+    """Values of a chart, not at hand, that the policy says reads `image.digest`: they are pinned in that field.
+
+    No chart at hand, as without Helm nothing is written into one's values (`pin_needs_helm_test.py`).
+    """
+    Path(".pinguard.yaml").write_text("helm:\n  digest-read: ['values.yaml']\n")
 
 
 def test_a_values_file_with_cr_line_breaks_gets_its_digest_in_the_image(

@@ -4,14 +4,16 @@ Nothing is written here; `tests/commands/pin_test.py` runs `pinguard pin` on gol
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock
 from pinguard.read.paths import Scan, scan_paths
-from pinguard.write.plan import plan_pins, repin
+from pinguard.write.plan import NEEDS_HELM, plan_pins, repin
 from testing.lockdata import lock_for, locked_test_digest
 
 NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"
@@ -86,3 +88,21 @@ def test_repin_moves_only_the_pins_of_the_moved_tags(tree: Path) -> None:
     # The unpinned reference is `pin`'s to pin; other names and tags, and files without them, are left alone.
     assert _texts(repin(result, moved)) == [
         _pod(f"nginx:1.25@{new}", "nginx:1.25", f"redis:7.2@{OLD}", f"nginx:1.24@{OLD}")]
+
+
+@pytest.mark.usefixtures("no_helm")
+def test_a_charts_values_read_without_helm_are_never_planned(tree: Path) -> None:
+    (tree / "chart").mkdir()
+    (tree / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 1.0.0\n")
+    result = _scan(tree, **{"a": _pod("redis:7.2"), "chart/values": f"image: nginx:1.25@{OLD}\n"})
+    lock = lock_for(result.found)
+    with pytest.raises(PinguardError, match=re.escape(NEEDS_HELM)) as refused:
+        plan_pins(result, lock)
+    assert refused.value.details == (
+        f"chart/values.yaml:1:8: docker.io/library/nginx:1.25@{OLD} is a chart's value: only Helm's render tells "
+        "what writing it does",)
+    with pytest.raises(PinguardError, match=re.escape(NEEDS_HELM)):  # `update` moving the tag: refused alike
+        repin(result, lock)
+    (tree / "chart" / "values.yaml").write_text(f"image: nginx:1.25@{locked_test_digest(NGINX, '1.25')}\n")
+    result = _scan(tree)  # pinned to its locked digest: nothing to write there, the rest is planned
+    assert [scanned.file.path.name for scanned, _ in plan_pins(result, lock).changes] == ["a.yaml"]

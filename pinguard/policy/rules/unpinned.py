@@ -26,4 +26,5 @@ def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
         yield at(found, f"{spelled(found)} has no digest, and {found.fixed}: pin it at deploy time with "
                         "`pinguard post-render`, which pins every rendered image from the lock")
     elif found.reference is not None and found.reference.digest is None:
-        yield at(found, f"{spelled(found)} has no digest: run `pinguard pin` to pin it to the locked digest")
+        how = "run `pinguard pin --helm PATH`" if found.pin_needs_helm else "run `pinguard pin`"
+        yield at(found, f"{spelled(found)} has no digest: {how} to pin it to the locked digest")

@@ -29,6 +29,7 @@ def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
     if found.reference.digest:
         fix = f"it is pulled as {found.reference}, pinned in its tag: remove this field, which misleads readers"
     else:
-        fix = f"it is pulled as {found.reference}, by tag: run `pinguard pin` to pin it in the tag form"
+        pin = "pinguard pin --helm PATH" if found.pin_needs_helm else "pinguard pin"
+        fix = f"it is pulled as {found.reference}, by tag: run `{pin}` to pin it where the chart reads it"
     yield Problem(found.path, unread.line, unread.column,
                   f"the chart's templates do not read this digest of `{found.value}`; {fix}", found.value)

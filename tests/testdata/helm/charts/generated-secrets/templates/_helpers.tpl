@@ -1,0 +1,3 @@
+{{- define "generated-secrets.image" -}}
+{{ .registry }}/{{ .repository }}:{{ .tag }}{{ with .digest }}@{{ . }}{{ end }}
+{{- end -}}
