@@ -104,7 +104,6 @@ def each_file(paths: Sequence[str], errors: list[str],
     if paths and not named:
         return  # every path named was wrong: reading the current folder instead would hide it
     roots = ChartRoots()
-    judge: Judge | None = None
     walked = list(walk(named, Path.cwd()))  # every kustomization of the scan is known before any is built
     try:
         settings = _with_pulled_charts(settings, walked)
@@ -129,9 +128,9 @@ def each_file(paths: Sequence[str], errors: list[str],
                             named_values=deployed_in is not None)
         chart = None
         if root is not None:
-            from pinguard.helm.judge import Judge, failure_notice, found_in
+            from pinguard.helm.judge import failure_notice, found_in
 
-            judge = judge or Judge(settings.helm, os.environ)
+            assert judge is not None  # every root of the scan was judged before the loop
             try:
                 chart = judge.chart_at(root)
             except PinguardError as exc:  # the helm named cannot run: every chart would be misread
