@@ -234,7 +234,8 @@ def main() -> None:
             home.mkdir()
             with start_registry(work / "pinguard-target") as target:
                 first_s, rss = pinguard(path, target.host, source.url, home)
-                assert served(target, images), "pinguard's copy does not serve every image"
+                # pinguard keeps the source registry in each copy's name (`copy.retarget`).
+                assert served(target, images, f"{SOURCE}/"), "pinguard's copy does not serve every image"
                 with LatencyProxy(target.url, delay=0) as proxy:  # the same names, reached through the proxy
                     again_s, _ = pinguard(path, target.host, source.url, home, mirror=proxy.url)
                     requests_made = len(proxy.arrivals)

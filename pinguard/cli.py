@@ -145,6 +145,13 @@ def _output(text: str) -> Path | None:
     return None if text == "-" else Path(text)
 
 
+def _add_keep_registry_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--keep-registry", action=argparse.BooleanOptionalAction, default=True,
+                        help="with --to, name each copy REGISTRY/PREFIX/<source registry>/<path> (the default: no "
+                             "two images can share a name); --no-keep-registry drops the source registry, and "
+                             "images it would give one name are refused")
+
+
 def _add_allow_empty_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-empty", action="store_true",
                         help="drop the lock entries of references no longer found even when a PATH holds no image "
@@ -210,6 +217,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="name every reference written whole as its copy there (`pinguard copy --to`), pinned to "
                           "the locked digest; one the lock records no copy of, or whose repository is written apart "
                           "from its tag, is reported")
+    _add_keep_registry_option(pin)
     _add_allow_empty_option(pin)
     _add_policy_option(pin, "pin")
     _add_helm_option(pin)
@@ -224,6 +232,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--copies", action="store_true",
                         help="also check that every copy the lock records (`pinguard copy`) serves every digest; "
                              "exit 1 if one does not")
+    verify.add_argument("--deep", action="store_true",
+                        help="with --copies, also download every copied blob and hash it (a byte range at a time)")
     _add_policy_option(verify, "verify")
     _add_lockfile_option(verify)
     _add_quiet_option(verify)
@@ -289,8 +299,9 @@ def _parser() -> argparse.ArgumentParser:
     copy = commands.add_parser(
         "copy", help="copy every locked image, digest for digest, where the cluster can pull it; record the copies")
     copy.add_argument("--to", required=True, metavar="REGISTRY[/PREFIX]",
-                      help="where: each image keeps its repository path under it "
-                           "(REGISTRY/PREFIX/deep-learning-containers/ray), tags as in the lock")
+                      help="where: each image keeps its registry and repository path under it "
+                           "(REGISTRY/PREFIX/public.ecr.aws/deep-learning-containers/ray), tags as in the lock")
+    _add_keep_registry_option(copy)
     copy.add_argument("--all-platforms", action="store_true",
                       help="copy every platform of an index, not only those the lock records")
     copy.add_argument("--with-referrers", action="store_true",
@@ -436,16 +447,16 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
         if not args.resolve:
             _offline(args)
             return pin(args.paths, options, _sources(args, _policy_at_hand(args), cache_dir), dry_run=args.dry_run,
-                       to=args.to)
+                       to=args.to, keep_registry=args.keep_registry)
         policy = _policy(args)
         return pin(args.paths, options, _sources(args, policy, cache_dir),
                    resolve=_online(args, policy, options, cache_dir), mismatch=_mismatch(policy),
-                   dry_run=args.dry_run, allow_empty=args.allow_empty, to=args.to)
+                   dry_run=args.dry_run, allow_empty=args.allow_empty, to=args.to, keep_registry=args.keep_registry)
     if args.command == "verify":
         from pinguard.commands.verify import verify
 
         return verify(options, _online(args, _policy_at_hand(args), options, cache_dir), fmt=args.format,
-                      fail_on_moved=args.fail_on_moved, copies=args.copies)
+                      fail_on_moved=args.fail_on_moved, copies=args.copies, deep=args.deep)
     if args.command == "update":
         from pinguard.commands.update import update
 
@@ -474,7 +485,7 @@ def _run(args: argparse.Namespace, options: Options, stdin: BinaryIO | None) -> 
         policy = _policy_at_hand(args)
         online = _online(args, policy, options, cache_dir)
         ecr = RepositorySettings() if policy is None else policy.ecr
-        return copy(options.lockfile, args.to, online, stdout=options.stdout,
+        return copy(options.lockfile, args.to, online, stdout=options.stdout, keep_registry=args.keep_registry,
                     platforms=online.platforms if args.platform else (), all_platforms=args.all_platforms,
                     with_referrers=args.with_referrers, dry_run=args.dry_run,
                     create=ecr if args.create_repositories else None)

@@ -46,7 +46,7 @@ class Request:
 class Response:
     status: int = 200
     headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""  # never sent for HEAD; Content-Length still describes it
+    body: bytes = b""  # never sent for HEAD; Content-Length still describes it, unless headers give Transfer-Encoding
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(action.status)
         for name, value in action.headers.items():
             self.send_header(name, value)
-        if "Content-Length" not in CaseInsensitiveDict(action.headers):
+        given = CaseInsensitiveDict(action.headers)
+        if "Content-Length" not in given and "Transfer-Encoding" not in given:
             self.send_header("Content-Length", str(len(action.body)))
         self.end_headers()
         if self.command != "HEAD":

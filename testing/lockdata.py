@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pinguard.lock.lockfile import Lock, LockEntry, locked_key
 from pinguard.sources.base import Found
 
+INDEX = "application/vnd.oci.image.index.v1+json"  # the media type of an entry with a platform map
+
 
 def locked_test_digest(name: str, tag: str) -> str:
     return "sha256:" + hashlib.sha256(f"{name}:{tag}".encode()).hexdigest()

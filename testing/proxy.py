@@ -11,6 +11,8 @@ not followed; the only change is that URLs naming an upstream in `Location`,
 `Link` and `Www-Authenticate` are rewritten to name the proxy, so the client's
 next request (a redirect, the next page, the token) comes back through it.
 Requests are counted by (method, kind), the kind read from the path.
+A subclass may answer a request itself (`intercept`, a `Canned` answer) or
+forward it to another path (`route`): how `testing.lying_target` lies.
 Connections upstream are kept alive and shared by every client connection, so
 that the proxy's CPU (no TLS handshake a request), on a machine the client
 shares, stays small beside the client's.
@@ -77,6 +79,15 @@ class Quota:
                 self._tokens -= 1.0
                 return True
             return False
+
+
+@dataclass(frozen=True)
+class Canned:
+    """An answer the proxy gives without asking the upstream; to a HEAD, without Content-Length."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -159,6 +170,14 @@ class LatencyProxy:
         if self.token_upstream:
             value = _replace_url(value, self.token_upstream, self.url + TOKEN_PREFIX)
         return _replace_url(value, self.upstream, self.url)
+
+    def intercept(self, method: str, path: str, body: bytes) -> Canned | None:
+        """The answer to give instead of forwarding the request; None forwards it (this proxy never intercepts)."""
+        return None
+
+    def route(self, method: str, path: str) -> str:
+        """The path to forward the request to (this proxy: its own)."""
+        return path
 
     def count(self, method: str, path: str) -> bool:
         """Count the request; False when the quota refuses it."""
@@ -246,12 +265,17 @@ class _Handler(BaseHTTPRequestHandler):
         if not admitted:
             self._throttle(proxy)
             return
+        canned = proxy.intercept(self.command, self.path, body)
+        if canned is not None:
+            self._answer(canned.status, canned.headers, [canned.body], None if self.command == "HEAD" else
+                         len(canned.body))
+            return
         sent: dict[str, str] = {}
         for k, v in self.headers.items():  # clients (skopeo) repeat Accept: join, never drop
             if k.lower() not in _HOP_BY_HOP | {"host"}:
                 sent[k] = f"{sent[k]}, {v}" if k in sent else v
         try:
-            upstream, connection = proxy.forward(self.command, self.path, sent, body)
+            upstream, connection = proxy.forward(self.command, proxy.route(self.command, self.path), sent, body)
         except (OSError, http.client.HTTPException) as exc:
             failure = "SSLError" if isinstance(exc, ssl.SSLError) else type(exc).__name__
             message = f"proxy: upstream failed: {failure}\n".encode()

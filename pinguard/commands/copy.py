@@ -1,5 +1,7 @@
-"""`pinguard copy --to REGISTRY[/PREFIX] [--platform ...|--all-platforms] [--with-referrers] [--dry-run]
-[--create-repositories]`: every locked image copied digest for digest, and the lock told where.
+"""`pinguard copy --to REGISTRY[/PREFIX] [--no-keep-registry] [--platform ...|--all-platforms] [--with-referrers]
+[--dry-run] [--create-repositories]`: every locked image copied digest for digest, and the lock told where.
+
+Two images that would share a repository there are refused before anything is sent (`copy.retarget`).
 
 A line for each image as its copy ends (what was uploaded, mounted and skipped, and at what
 rate), then a summary. The lock is written once, at the end, recording each image copied
@@ -14,7 +16,7 @@ from typing import TextIO
 from pinguard.copy.ecr import RepositorySettings, create_repositories
 from pinguard.copy.plan import ImagePlan, Selection, plan_lock
 from pinguard.copy.record import record_copies
-from pinguard.copy.retarget import Destination, parse_destination
+from pinguard.copy.retarget import Destination, parse_destination, refuse_collisions
 from pinguard.copy.transfer import Copier, Outcome, Tally
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
@@ -24,16 +26,17 @@ from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
 
 
-def copy(path: Path, to: str, online: OnlineSettings, *, stdout: TextIO,
+def copy(path: Path, to: str, online: OnlineSettings, *, stdout: TextIO, keep_registry: bool = True,
          platforms: Sequence[Platform] = (), all_platforms: bool = False, with_referrers: bool = False,
          dry_run: bool = False, create: RepositorySettings | None = None) -> int:
     """Copy every image of the lock at `path` under `to`; 0 when all were copied (or, dry, would be)."""
     if platforms and all_platforms:
         raise PinguardError("--platform and --all-platforms: give one or the other")
-    destination = parse_destination(to)
+    destination = parse_destination(to, keep_registry=keep_registry)
     lock = lockfile.read(path)
     if not lock:
         raise PinguardError(f"{path}: no image is locked; run `pinguard lock` first")
+    refuse_collisions(lock, destination)
     selection = Selection(tuple(platforms), all_platforms, with_referrers)
 
     def report(outcome: Outcome) -> None:

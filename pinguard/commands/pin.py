@@ -1,5 +1,6 @@
-"""`pinguard pin [PATH...] [--resolve] [--dry-run] [--allow-empty] [--to REGISTRY[/PREFIX]]`: rewrite references
-to `name:tag@digest`; with `--to`, to the name of the copy `pinguard copy` made there, digest unchanged.
+"""`pinguard pin [PATH...] [--resolve] [--dry-run] [--allow-empty] [--to REGISTRY[/PREFIX] [--no-keep-registry]]`:
+rewrite references to `name:tag@digest`; with `--to`, to the name of the copy `pinguard copy` made there, digest
+unchanged (never one name for two images: `copy.retarget`).
 
 Offline: digests come from the lockfile only (`--resolve` locks what is missing
 first, as `lock` does, `--allow-empty` included). Only the characters of each reference change; every file is written
@@ -28,7 +29,7 @@ from pinguard.write.plan import chart_writes, plan_pins, refuse_without_helm
 
 def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve: OnlineSettings | None = None,
         mismatch: str = tag_digest_mismatch.REFUSE, dry_run: bool = False, allow_empty: bool = False,
-        to: str | None = None) -> int:
+        to: str | None = None, keep_registry: bool = True) -> int:
     """Pin from the lock; with `resolve` (`--resolve`), lock what it is missing first, reaching registries so."""
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
@@ -42,7 +43,7 @@ def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve:
             options.stdout.writelines(locked.lines(options.lockfile))
     lock = lockfile.read(options.lockfile)
     if to is not None:
-        destination = parse_destination(to)
+        destination = parse_destination(to, keep_registry=keep_registry)
         refuse_without_helm(_renamed_in_charts(result, lock, destination))
         renamed = retarget(result, lock, destination)
         for found, reason in renamed.refused:

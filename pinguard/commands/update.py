@@ -27,6 +27,8 @@ def update(paths: list[str], options: Options, sources: SourceSettings, online: 
     result = scan_for_writing(paths, sources)
     with exclusive(options.lockfile):  # from the plan to the commit: no other writer comes between
         plan = plan_update(result, options.lockfile, online)
+        for line in plan.corrected:
+            print(f"pinguard: warning: {line}", file=options.stderr)
         options.stdout.write(explain.markdown(plan.rebuilds) if fmt == "markdown" else explain.text(plan.rebuilds))
         if not plan.rebuilds and fmt == "text" and not options.quiet:
             print("nothing to update: no moving tag has moved", file=options.stdout)

@@ -9,18 +9,22 @@ import json
 
 from pinguard.commands.options import Options
 from pinguard.copy.verify import CopyCheck, verify_copies
-from pinguard.errors import DeadlinePassed
+from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
 
 
 def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_on_moved: bool = False,
-           copies: bool = False) -> int:
+           copies: bool = False, deep: bool = False) -> int:
+    if deep and not copies:
+        raise PinguardError("--deep hashes the blobs of the copies the lock records: give it with --copies")
     lock = read_lock(options.lockfile)
     with open_client(online) as client:
         verdicts = verify_with_progress(list(lock), client, online)
-        copied = verify_copies(client, lock, online.registry.workers) if copies else None
+        copied = verify_copies(client, lock, online.registry.workers, deep=deep,
+                               progress=lambda registries: online.progress_line(registries, client.held_to,
+                                                                                "blobs hashed")) if copies else None
     counts = {status.value: sum(v.status is status for v in verdicts) for status in Status}
     if fmt == "json":
         copy_report = {} if copied is None else {"copies": {"checked": copied.checked, "problems": copied.problems}}
@@ -31,7 +35,7 @@ def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_
         for verdict in verdicts:
             if not isinstance(verdict.error, DeadlinePassed) and (verdict.status is not Status.OK or not options.quiet):
                 print(_text(verdict), file=options.stdout)
-            for problem in verdict.provenance:
+            for problem in verdict.problems:
                 print(f"{'':<8} {verdict.entry.name}:{verdict.entry.tag}: {problem}", file=options.stdout)
         if not options.quiet:
             counted = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
@@ -44,7 +48,7 @@ def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_
     if counts[Status.ERROR]:
         return 2
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or counts[Status.UNSERVED] or (
-        fail_on_moved and counts[Status.MOVED]) or any(verdict.provenance for verdict in verdicts) or (
+        fail_on_moved and counts[Status.MOVED]) or any(verdict.problems for verdict in verdicts) or (
         copied is not None and copied.problems)
     return 1 if failed else 0
 

@@ -1,8 +1,10 @@
-"""Planned images copied to their destination: each blob moved once, manifests last.
+"""Planned images copied to their destination: each blob moved once, manifests last, then all of it
+read back from the target before the copy counts.
 
-- A manifest the target serves is taken as complete, with its blobs and children: registries
-  refuse a manifest whose blobs or children they lack. Of the others, each blob is looked up
-  (HEAD) and skipped when the copy's repository holds it.
+- A manifest is put unless the target serves it: fetched by digest, its bytes hash to it, and its
+  tag names it. Each blob is looked up (HEAD) and skipped only when the copy's repository proves it
+  holds it (`Uploader.blob_absence`: 200 with its digest or its size), whether or not its manifest
+  is served: a registry answering 200 to every HEAD gets every blob sent.
 - A blob the target holds in another repository (copied there this run, or by a copy the lock
   records) is mounted from there; one that several images share is copied once, then mounted
   into the others.
@@ -14,6 +16,10 @@
   registry hashes every blob at the final PUT of its upload and every manifest it is given,
   so a copy killed at any point serves nothing half-written, and the next run goes on from
   what is complete.
+- Then the target is made to prove what it took on its word (`pinguard.copy.proof`, the judge
+  `verify --copies` uses too): each manifest put fetched by digest and hashed, its tag looked up,
+  each blob not yet proven by a HEAD looked up again. What it does not prove fails the image, which
+  the lock then does not record. The target alone is read: the source is not asked again.
 """
 from __future__ import annotations
 
@@ -25,16 +31,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pinguard.copy.plan import Blob, ImagePlan, Node
+from pinguard.copy.proof import Proof
 from pinguard.errors import PinguardError, RegistryError
 from pinguard.provenance.discovery import referrers_tag
-from pinguard.registry.bodies import BodyTooLarge
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import OCI_INDEX, Descriptor, ManifestBody, sha256_digest
-from pinguard.registry.upload import Upload, Uploader
-from pinguard.registry.wire import Response
-from pinguard.untrusted_text import shown
+from pinguard.registry.upload import CHUNK, BlobReader, Upload, Uploader
 
-CHUNK = 8 << 20  # bytes in a range read and in a chunk sent
 MAX_CHUNK = 64 << 20  # the largest chunk a target may ask for (OCI-Chunk-Min-Length)
 # Blobs in flight at once. Each holds two chunks at most (the one sent, the next read), and
 # reading one costs twice its size for a moment: 4 workers stay near 100 MB, whatever the layers.
@@ -78,6 +81,7 @@ class _Copy:
     errors: list[str] = field(default_factory=list)
     missing: list[Node] = field(default_factory=list)  # manifests the target does not serve
     pending: int = 0  # blobs not yet done
+    proven: set[str] = field(default_factory=set)  # blobs the target proved it holds by a HEAD
     outcome: Outcome | None = None
     finished: threading.Event = field(default_factory=threading.Event)
 
@@ -147,20 +151,18 @@ class Copier:
             each.errors.append(str(exc))
             self._finish(each)
             return
-        needed = {blob.digest: blob for node in each.missing for blob in node.blobs}
-        for blob in plan.blobs:
-            if blob.digest not in needed:
-                each.tally.skipped += 1
-                self._hold(plan.target_registry, blob.digest, plan.target_repository)
-        if not needed:
+        if not plan.blobs:
             self._manifests(each)
             return
-        each.pending = len(needed)
-        for blob in sorted(needed.values(), key=lambda blob: -blob.size):  # the longest first: they set the pace
+        each.pending = len(plan.blobs)
+        for blob in sorted(plan.blobs, key=lambda blob: -blob.size):  # the longest first: they set the pace
             self._submit(self._blob, each, blob)
 
     def _served(self, uploader: Uploader, repository: str, node: Node) -> bool:
-        return uploader.manifest_digest(repository, node.tag or node.body.digest) == node.body.digest
+        """Whether the target serves `node`: its bytes by digest (other bytes are an error), its tag naming it."""
+        if uploader.manifest(repository, node.body.digest) is None:
+            return False
+        return node.tag is None or uploader.manifest_digest(repository, node.tag) == node.body.digest
 
     def _blob(self, each: _Copy, blob: Blob) -> None:
         try:
@@ -181,6 +183,8 @@ class Copier:
         if uploader.has_blob(repository, blob.digest, blob.size):
             self._count(each, skipped=1)
             self._hold(registry, blob.digest, repository)
+            with self._lock:
+                each.proven.add(blob.digest)
             return
         key = (registry, blob.digest)
         with self._lock:
@@ -222,7 +226,7 @@ class Copier:
                                 f"pinguard sends {MAX_CHUNK} at most")
         ranges = [(start, min(start + size, blob.size)) for start in range(0, blob.size, size)]
         repository = plan.target_repository
-        reader = _RangeReader(self._client, plan, blob)
+        reader = BlobReader(self._client.transport(plan.registry), plan.repository, blob.digest)
         if len(ranges) <= 1:
             uploader.finish(repository, upload, blob.digest, blob.size, reader.read(*ranges[0]) if ranges else b"")
             return
@@ -254,6 +258,8 @@ class Copier:
             for subject, listed in unlisted.items():
                 _list_referrers(uploader, plan.target_repository, subject, listed)
                 each.tally.manifests += 1
+            if not self._dry_run:
+                each.errors.extend(_unproven(uploader, each))
         except PinguardError as exc:
             each.errors.append(str(exc))
         self._finish(each)
@@ -288,6 +294,21 @@ class Copier:
         """Another repository of `registry` known to hold the blob."""
         with self._lock:
             return next((held for held in self._holders.get((registry, digest), ()) if held != repository), None)
+
+
+def _unproven(uploader: Uploader, each: _Copy) -> list[str]:
+    """What the target does not prove of the image: the manifests put (fetched by digest and hashed, their tags
+    looked up), and the blobs no HEAD has proven yet (those sent, mounted or copied by another image)."""
+    proof = Proof(uploader, each.plan.target_repository)
+    for node in each.missing:
+        proof.manifest(node.body.digest, "manifest")
+        if node.tag is not None:
+            proof.tag(node.tag, node.body.digest)
+    of = {blob.digest: node.body.digest for node in reversed(each.plan.nodes) for blob in node.blobs}
+    for blob in each.plan.blobs:
+        if blob.digest not in each.proven:
+            proof.blob(blob, f"manifest {of[blob.digest]}")
+    return proof.problems
 
 
 def _put(uploader: Uploader, repository: str, node: Node) -> bool:
@@ -342,42 +363,3 @@ def _entry(descriptor: Descriptor) -> dict[str, object]:
     if descriptor.annotations:
         entry["annotations"] = descriptor.annotations
     return entry
-
-
-class _RangeReader:
-    """One blob read from the source a byte range at a time."""
-
-    def __init__(self, client: RegistryClient, plan: ImagePlan, blob: Blob) -> None:
-        self._transport = client.transport(plan.registry)
-        self._where = f"{plan.registry}/{plan.repository}"
-        self._path = f"/v2/{plan.repository}/blobs/{blob.digest}"
-        self._scope = f"repository:{plan.repository}:pull"
-        self._blob = blob
-        self._url: str | None = None  # where the bytes came from last (a CDN the registry redirected to)
-
-    def read(self, start: int, end: int) -> bytes:
-        """Bytes [start, end) of the blob."""
-        response = self._get(start, end)
-        if self._url is not None and response.status_code in (401, 403, 404, 410):
-            self._url = None  # the CDN's address has expired: ask the registry again
-            response = self._get(start, end)
-        wanted = end - start
-        if response.status_code == 206:
-            said = (response.headers.get("Content-Range") or "").strip()
-            if not said.startswith(f"bytes {start}-{end - 1}/") or len(response.content) != wanted:
-                raise RegistryError(f"{self._where}: blob {self._blob.digest}: asked for bytes {start}-{end - 1}, "
-                                    f"sent {len(response.content)} bytes as {shown(said)!r}")
-        elif response.status_code != 200 or start != 0 or len(response.content) != wanted:
-            raise RegistryError(f"{self._where}: blob {self._blob.digest}: bytes {start}-{end - 1} answered "
-                                f"{response.status_code} {shown(response.reason or '')} with "
-                                f"{len(response.content)} bytes")
-        self._url = response.url
-        return response.content
-
-    def _get(self, start: int, end: int) -> Response:
-        try:
-            return self._transport.request("GET", self._path, scope=self._scope, url=self._url,
-                                           headers={"Range": f"bytes={start}-{end - 1}"}, limit=end - start)
-        except BodyTooLarge:
-            raise RegistryError(f"{self._where}: blob {self._blob.digest} was sent whole where a byte range was "
-                                "asked: pinguard copies only from registries that serve byte ranges") from None

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.provenance.model import Build, Evidence, Sbom, Signature
 from pinguard.reference import parse
+from pinguard.registry.manifest import INDEX_TYPES, MANIFEST_TYPES, Platform, as_runtimes_match
 from pinguard.resolve.tags import TagKind
 from pinguard.write.atomic import write_bytes
 
@@ -118,6 +119,7 @@ class LockEntry:
             key = f"platforms.{toml_string(platform)}"
             _check_digest(key, digest)
             texts[key] = platform
+        _check_platforms(self.digest, self.media_type, self.platforms)
         names = [copy.to for copy in self.copies]
         if len(set(names)) != len(names):
             raise ValueError("copies: the same `to` twice")
@@ -178,6 +180,35 @@ def locked_key(reference: Reference) -> tuple[str, str] | None:
     return None if reference.digest is not None else (reference.name, "latest")
 
 
+def _check_platforms(digest: str, media_type: str, platforms: Mapping[str, str]) -> None:
+    """An entry's platform map agrees with itself: an index's names other manifests, each once and for one
+    platform; a single image's names that image alone. What the bytes say is `verify`'s to check."""
+    if media_type not in MANIFEST_TYPES:
+        raise ValueError(f"media_type: {media_type!r} is no image index or manifest")
+    spelled: dict[tuple[str, str, str], str] = {}
+    platform_of: dict[str, str] = {}
+    for platform, image in platforms.items():
+        key = f"platforms.{toml_string(platform)}"
+        try:
+            parsed = Platform.parse(platform)
+        except ValueError:
+            raise ValueError(f"{key}: not OS/ARCH or OS/ARCH/VARIANT") from None
+        if str(parsed) != platform:
+            raise ValueError(f"{key}: not OS/ARCH or OS/ARCH/VARIANT")
+        same = spelled.setdefault(as_runtimes_match(parsed), platform)
+        if same != platform:
+            raise ValueError(f"{key}: the same platform as {toml_string(same)}, as runtimes read them")
+        if image in platform_of:
+            raise ValueError(f"{key}: {image} is {toml_string(platform_of[image])}'s image too: an image is of one "
+                             "platform")
+        platform_of[image] = platform
+        if media_type in INDEX_TYPES and image == digest:
+            raise ValueError(f"{key}: the index's own digest: an index lists other manifests, never itself")
+        if media_type not in INDEX_TYPES and image != digest:
+            raise ValueError(f"{key}: {image}, but the entry is a single image ({media_type}), whose only "
+                             f"platform image is itself, {digest}")
+
+
 def _check_digest(key: str, digest: str) -> None:
     if not _DIGEST.fullmatch(digest):
         raise ValueError(f"{key}: {digest!r} is not sha256: followed by 64 lowercase hex digits")
@@ -196,7 +227,18 @@ class Lock:
             if key != entry.key:
                 raise ValueError(f"entry {entry.name}:{entry.tag} filed under {key}")
         object.__setattr__(self, "entries", dict(sorted(self.entries.items())))
-        copied = {(copy.to, entry.tag): entry for entry in self.entries.values() for copy in entry.copies}
+        copied: dict[tuple[str, str], LockEntry] = {}
+        for entry in self.entries.values():
+            for copy in entry.copies:
+                key = (copy.to, entry.tag)
+                other = self.entries.get(key) or copied.get(key)
+                if other is not None and other is not entry:
+                    # `get` would answer for one of them: check's advice would hand one image the other's digest.
+                    raise ValueError(f"{entry.name}:{entry.tag} records a copy at {copy.to}:{entry.tag}, which is "
+                                     f"{other.name}:{other.tag}'s {'own name' if other.key == key else 'copy'}: "
+                                     "two images cannot share one name; remove that copy and copy again "
+                                     "keeping each source registry in the path (`pinguard copy --keep-registry`)")
+                copied[key] = entry
         object.__setattr__(self, "_copied", copied)
         named: dict[str, list[LockEntry]] = {}
         for entry in self.entries.values():
@@ -347,7 +389,10 @@ def loads(text: str, path: str = "pinguard.lock") -> Lock:
             raise LockfileError(f"{context}: the same name and tag as [[image]] #{numbers[entry.key]}")
         entries[entry.key] = entry
         numbers[entry.key] = number
-    return Lock(entries)
+    try:
+        return Lock(entries)
+    except ValueError as exc:
+        raise LockfileError(f"{path}: {exc}") from None
 
 
 def _load_entry(image: dict[str, Any], context: str) -> LockEntry:

@@ -1,10 +1,13 @@
 """Bringing the lockfile in line with what the files reference.
 
-Entries still referenced are kept as they are (moving them forward is `update`'s
-work); new ones are resolved concurrently; entries no file references any more
-are dropped. Any failure leaves the old lockfile byte-identical. The network
-stack is imported only when something must be resolved: `pin` without
-`--resolve` never pays for it.
+Entries still referenced are kept at their digest (moving them forward is `update`'s
+work), each with what the bytes of its digest say (`pinguard.lock.claims`): read from the
+content-addressed cache when there, fetched by digest otherwise (a single image's config too),
+and its `frozen_tag` asked where it points (one HEAD) unless the cache remembers it serving the
+digest; a field they contradict is corrected, with a warning naming it. New ones are resolved
+concurrently; entries no file references any more are dropped. Any failure leaves the old
+lockfile byte-identical. The network stack is imported only here, when `lock` or `pin --resolve`
+runs: `pin` without `--resolve` never pays for it.
 """
 from __future__ import annotations
 
@@ -35,7 +38,9 @@ class LockUpdate:
     new: tuple[LockEntry, ...]
     kept: int
     dropped: int
-    warnings: tuple[str, ...] = ()  # digests written beside a tag that points elsewhere, locked as the policy says
+    # Fields of kept entries their bytes contradict, corrected; digests written beside a tag that points
+    # elsewhere, locked as the policy says.
+    warnings: tuple[str, ...] = ()
 
     def lines(self, path: Path) -> list[str]:
         """What `lock` and `pin --resolve` say of it."""
@@ -65,7 +70,7 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: s
         new_entries: list[LockEntry] = []
         warnings: list[str] = []
         updated = kept
-        if missing or (settings.provenance and _unchecked(kept)):
+        if kept or missing:
             new_entries, warnings, updated = _reach_registries(kept, missing, result, settings, mismatch, unchanged)
         if lockfile.dumps(updated) != text:
             lockfile.write(path, updated)
@@ -105,17 +110,36 @@ def _unchecked(entries: Iterable[LockEntry]) -> list[LockEntry]:
 
 def _reach_registries(kept: Lock, missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: str,
                       unchanged: str) -> tuple[list[LockEntry], list[str], Lock]:
-    """What is missing resolved and, with provenance, every entry's evidence looked at: through one client, so
-    that each registry has one pacer, one token and the run one deadline, however many steps it takes."""
+    """What is kept held against its bytes, what is missing resolved and, with provenance, every entry's evidence
+    looked at: through one client, so that each registry has one pacer, one token and the run one deadline,
+    however many steps it takes."""
     from pinguard.resolve.online import entries_with_evidence, open_client
 
     with open_client(settings) as client:
+        checked, corrected = _kept_from_bytes(kept, client, settings, unchanged)
         new_entries, warnings = _resolve(missing, result, settings, client, mismatch, unchanged)
-        updated = kept.with_entries(new_entries)
+        updated = checked.with_entries(new_entries)
         unchecked = _unchecked(updated) if settings.provenance else []
         if unchecked:
             updated = updated.with_entries(entries_with_evidence(client, unchecked, settings.trust, unchanged))
-    return new_entries, warnings, updated
+    return new_entries, [*corrected, *warnings], updated
+
+
+def _kept_from_bytes(kept: Lock, client: RegistryClient, settings: OnlineSettings,
+                     unchanged: str) -> tuple[Lock, list[str]]:
+    """The kept entries as the bytes of their digests have them, and a warning for each field corrected; a
+    PinguardError, a line for each entry whose bytes could not be read, when any could not."""
+    if not kept:
+        return kept, []
+    from pinguard.lock.verify import kept_from_bytes
+
+    outcomes = kept_from_bytes(list(kept), client, settings)
+    failures = [f"{entry.name}:{entry.tag}: {outcome}"
+                for entry, outcome in zip(kept, outcomes, strict=True) if isinstance(outcome, PinguardError)]
+    if failures:
+        raise PinguardError(unchanged, details=failures)
+    claims = [outcome for outcome in outcomes if not isinstance(outcome, PinguardError)]
+    return Lock().with_entries(c.entry for c in claims), [line for c in claims for line in c.corrections]
 
 
 def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, client: RegistryClient, mismatch: str,

@@ -5,16 +5,20 @@ For every moving tag the scanned files reference and whose tag points to another
 explained. The plan holds the new text of the lockfile and of every file pinning that name:tag;
 references without a digest are left to `pin`. Nothing here writes: the command commits the
 plan all or nothing, holding the lockfile (`exclusive`) from the plan to the commit.
+
+No field the bytes contradict is carried forward (`pinguard.lock.claims`): an entry checked
+whose media type, size, platforms or frozen tag its bytes do not back is written as they have
+it, with a warning naming each field, and a moved one is explained from what its bytes say.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock import explain, lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError, locked_key
-from pinguard.lock.verify import Status, deadline_lines, read_lock, verify_with_progress
+from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
 from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.read.paths import Scan
 from pinguard.registry.client import RegistryClient
@@ -37,6 +41,7 @@ class UpdatePlan:
     # fail midway, the files are ahead of the lockfile, which a second `update` repairs (the tag is
     # still `moved` against the lock); a lockfile ahead of the files would look done to `update`.
     changes: list[tuple[TextFile, str]]
+    corrected: list[str] = field(default_factory=list)  # each field of an entry its bytes contradict, corrected
 
     @property
     def repinned(self) -> int:
@@ -54,12 +59,14 @@ def plan_update(result: Scan, path: Path, settings: OnlineSettings) -> UpdatePla
     referenced = lock.referenced(locked_key(found.reference) for found in result.found if found.reference is not None)
     candidates = [entry for entry in referenced if entry.tag_kind == "moving"]
     with open_client(settings) as client:
-        rebuilds = _rebuilds(client, candidates, settings)
+        verdicts = _checked(client, candidates, settings)
+        rebuilds = _rebuilds(client, verdicts, settings)
     moved = [rebuild.new for rebuild in rebuilds]
+    kept = [verdict for verdict in verdicts if verdict.status not in _MOVED and verdict.contradicted]
     changes = [(scanned.file, text) for scanned, text in repin(result, Lock().with_entries(moved))]
-    if rebuilds:
-        changes.append((lock_file, lockfile.dumps(lock.with_entries(moved))))
-    return UpdatePlan(rebuilds, changes)
+    if rebuilds or kept:
+        changes.append((lock_file, lockfile.dumps(lock.with_entries([*(v.as_served for v in kept), *moved]))))
+    return UpdatePlan(rebuilds, changes, [line for v in kept if v.claims is not None for line in v.claims.corrections])
 
 
 def _lock_file(path: Path, lock: Lock) -> TextFile:
@@ -73,16 +80,20 @@ def _lock_file(path: Path, lock: Lock) -> TextFile:
     return file
 
 
-def _rebuilds(client: RegistryClient, candidates: list[LockEntry],
-              settings: OnlineSettings) -> list[explain.Rebuild]:
-    """Each moved candidate explained; a PinguardError when any cannot be checked."""
+def _checked(client: RegistryClient, candidates: list[LockEntry], settings: OnlineSettings) -> list[Verdict]:
+    """A verdict on each candidate; a PinguardError when any cannot be checked."""
     verdicts = verify_with_progress(candidates, client, settings)
     failed = [verdict for verdict in verdicts if verdict.status not in (Status.OK, *_MOVED)]
     if failed:
         said = [f"{verdict.entry.name}:{verdict.entry.tag}: {verdict.status}: {verdict.message}"
                 for verdict in failed if not isinstance(verdict.error, DeadlinePassed)]
         raise PinguardError(_UNCHANGED, details=[*said, *(f"error: {line}" for line in deadline_lines(verdicts))])
-    moved = [(verdict.entry, LockEntry.from_resolved(verdict.current))
+    return verdicts
+
+
+def _rebuilds(client: RegistryClient, verdicts: list[Verdict], settings: OnlineSettings) -> list[explain.Rebuild]:
+    """Each moved candidate explained, from what its bytes say it was."""
+    moved = [(verdict.as_served, LockEntry.from_resolved(verdict.current))
              for verdict in verdicts if verdict.status in _MOVED and verdict.current is not None]
     new = _with_provenance(client, moved, settings)
     return [explain.explain(client, old, entry) for (old, _), entry in zip(moved, new, strict=True)]

@@ -17,6 +17,7 @@ DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 _ARTIFACT_ANNOTATIONS = frozenset({"vnd.docker.reference.type", "com.amazon.soci.image-manifest-digest"})
 
 INDEX_TYPES = frozenset({OCI_INDEX, DOCKER_LIST})
+MANIFEST_TYPES = INDEX_TYPES | {OCI_MANIFEST, DOCKER_MANIFEST}  # what an image's digest can name
 
 # How container runtimes read other spellings of an architecture, the variant some stand for, and
 # the variants that are an architecture's baseline.
@@ -171,7 +172,7 @@ def _runnable(index: ManifestBody) -> list[Descriptor]:
         platform = descriptor.platform
         if platform is None or "unknown" in (platform.os, platform.architecture):
             continue  # what no runtime pulls: it has no platform to match
-        pulled = first.setdefault(_as_runtimes_match(platform), descriptor)
+        pulled = first.setdefault(as_runtimes_match(platform), descriptor)
         if descriptor.is_artifact:
             continue
         if pulled.digest != descriptor.digest:
@@ -185,7 +186,7 @@ def _runnable(index: ManifestBody) -> list[Descriptor]:
     return runnable
 
 
-def _as_runtimes_match(platform: Platform) -> tuple[str, str, str]:
+def as_runtimes_match(platform: Platform) -> tuple[str, str, str]:
     """(os, architecture, variant) as container runtimes compare them (containerd's `platforms.Normalize`)."""
     os_name = platform.os.lower().replace("macos", "darwin")
     spelled = platform.architecture.lower()

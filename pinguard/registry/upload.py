@@ -4,7 +4,11 @@ manifests looked up and put.
 A blob becomes content only at the final PUT of its upload, which names its digest: the registry
 hashes what it received and refuses a mismatch, so an upload cut short (a run killed midway) is
 never served, and the next run starts it over. Bodies go up a chunk at a time, each a request of
-bounded size (`append`), so no blob is ever held whole.
+bounded size (`append`), so no blob is ever held whole, and come down the same way (`BlobReader`).
+
+A registry's word that it holds a blob counts only where its answer could be checked: a blob `HEAD`
+answering 200 with the blob's digest (Docker-Content-Digest) or its size (Content-Length), and
+contradicting neither (`blob_absence`). A registry answering 200 to every HEAD proves nothing.
 """
 from __future__ import annotations
 
@@ -14,13 +18,14 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from pinguard.errors import DigestMismatch, RegistryError
 from pinguard.reference import is_digest
-from pinguard.registry.bodies import follow
+from pinguard.registry.bodies import BodyTooLarge, follow
 from pinguard.registry.manifest import ACCEPT, ManifestBody, digest_of, media_type_of
 from pinguard.registry.settings import MANIFEST_LIMIT
 from pinguard.registry.transport import Transport
 from pinguard.registry.wire import Response
 from pinguard.untrusted_text import shown
 
+CHUNK = 8 << 20  # bytes in a range read and in a chunk sent, unless a caller says otherwise
 _DECIMAL = re.compile(r"[0-9]{1,18}")
 _RANGE = re.compile(r"(?:bytes=)?0-([0-9]{1,18})")  # what an upload holds; some registries write `bytes=`
 _OCTETS = {"Content-Type": "application/octet-stream"}
@@ -47,16 +52,25 @@ class Uploader:
         return f"repository:{repository}:{self._actions}"
 
     def has_blob(self, repository: str, digest: str, size: int) -> bool:
-        """Whether `repository` serves the blob; one it serves at another size than `size` is an error."""
+        """Whether `repository` proves it holds the blob (`blob_absence`)."""
+        return self.blob_absence(repository, digest, size) is None
+
+    def blob_absence(self, repository: str, digest: str, size: int) -> str | None:
+        """Why `repository` does not prove it holds the blob of `digest` and `size`; None when it does. A refusal
+        (401, 403) or a failure (5xx) is an error, not an absence."""
         response = self._request("HEAD", repository, f"/v2/{repository}/blobs/{digest}")
         if response.status_code == 404:
-            return False
+            return "HEAD answered 404"
         self._expect(response, 200, repository, f"HEAD blob {digest}")
-        served = response.headers.get("Content-Length") or ""
-        if _DECIMAL.fullmatch(served) and int(served) != size:
-            raise RegistryError(f"{self.registry}/{repository}: serves blob {digest} at {served} bytes, "
-                                f"where its manifest says {size}")
-        return True
+        said = response.headers.get("Docker-Content-Digest")
+        length = response.headers.get("Content-Length")
+        if said is not None and said != digest:
+            return f"HEAD answered 200 naming {shown(said)}"
+        if length is not None and not (_DECIMAL.fullmatch(length) and int(length) == size):
+            return f"HEAD answered 200 with Content-Length {shown(length)}, where its manifest says {size}"
+        if said is None and length is None:
+            return "HEAD answered 200 without Content-Length or Docker-Content-Digest"
+        return None
 
     def mount(self, repository: str, digest: str, holder: str) -> Upload | None:
         """The blob mounted from `holder`, another repository of this registry: None when it was; else the
@@ -172,3 +186,42 @@ class Uploader:
         if said is not None and said != digest:
             raise DigestMismatch(f"{self.registry}/{repository}: the {what} {digest} was stored as "
                                  f"{shown(said)}")
+
+
+class BlobReader:
+    """One blob of `repository` read a byte range at a time, from the registry or the CDN it redirects to."""
+
+    def __init__(self, transport: Transport, repository: str, digest: str) -> None:
+        self._transport = transport
+        self._where = f"{transport.registry}/{repository}"
+        self._path = f"/v2/{repository}/blobs/{digest}"
+        self._scope = f"repository:{repository}:pull"
+        self._digest = digest
+        self._url: str | None = None  # where the bytes came from last (a CDN the registry redirected to)
+
+    def read(self, start: int, end: int) -> bytes:
+        """Bytes [start, end) of the blob."""
+        response = self._get(start, end)
+        if self._url is not None and response.status_code in (401, 403, 404, 410):
+            self._url = None  # the CDN's address has expired: ask the registry again
+            response = self._get(start, end)
+        wanted = end - start
+        if response.status_code == 206:
+            said = (response.headers.get("Content-Range") or "").strip()
+            if not said.startswith(f"bytes {start}-{end - 1}/") or len(response.content) != wanted:
+                raise RegistryError(f"{self._where}: blob {self._digest}: asked for bytes {start}-{end - 1}, "
+                                    f"sent {len(response.content)} bytes as {shown(said)!r}")
+        elif response.status_code != 200 or start != 0 or len(response.content) != wanted:
+            raise RegistryError(f"{self._where}: blob {self._digest}: bytes {start}-{end - 1} answered "
+                                f"{response.status_code} {shown(response.reason or '')} with "
+                                f"{len(response.content)} bytes")
+        self._url = response.url
+        return response.content
+
+    def _get(self, start: int, end: int) -> Response:
+        try:
+            return self._transport.request("GET", self._path, scope=self._scope, url=self._url,
+                                           headers={"Range": f"bytes={start}-{end - 1}"}, limit=end - start)
+        except BodyTooLarge:
+            raise RegistryError(f"{self._where}: blob {self._digest} was sent whole where a byte range was "
+                                "asked: pinguard reads blobs only from registries that serve byte ranges") from None

@@ -58,7 +58,7 @@ class Resolver:
         self._clock = clock
         # Content named by digest reads the same for every reference sharing it: read once a run.
         self._indexes: dict[str, dict[str, str] | RegistryError] = {}  # index -> its platforms, or why not
-        self._configs: dict[str, dict[str, object]] = {}  # image manifest -> its config
+        self._image_platforms: dict[str, Platform] = {}  # image manifest -> the platform its config names
 
     def resolve_all(self, references: Sequence[Reference],
                     progress: Callable[[Reference], None] | None = None) -> dict[Reference, Resolved | PinguardError]:
@@ -106,7 +106,7 @@ class Resolver:
             media_type=body.media_type,
             size=len(body.data),
             tag_kind=kind,
-            frozen_tag=self._frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
+            frozen_tag=self.frozen_alias(reference, tag, body.digest) if tag and kind is TagKind.MOVING else None,
             resolved_at=self._clock(),
             platforms=self._platforms_of(reference, body),
             tag_served=tag_digest == body.digest,
@@ -143,18 +143,25 @@ class Resolver:
             if isinstance(platforms, RegistryError):
                 raise type(platforms)(str(platforms))
             return platforms
-        config = self._configs.get(body.digest)
-        if config is None:
-            config = self._configs[body.digest] = self._config(reference, body)
-        os_name, arch = config.get("os"), config.get("architecture")
-        if not isinstance(os_name, str) or not isinstance(arch, str):
-            raise RegistryError(f"{reference}: the image's config names no platform (os and architecture)")
-        variant = config.get("variant")
-        platform = Platform(os_name, arch, variant if isinstance(variant, str) and variant else None)
+        platform = self.image_platform(reference, body)
         if not any(wanted.matches(platform) for wanted in self._platforms):
             wanted_text = ", ".join(map(str, self._platforms))
             raise RegistryError(f"{reference}: the image is {platform}, not {wanted_text}")
         return {str(platform): body.digest}
+
+    def image_platform(self, reference: Reference, body: ManifestBody) -> Platform:
+        """The platform a single image's config names (os, architecture, variant): its config is read once a run,
+        from the content-addressed cache when there."""
+        platform = self._image_platforms.get(body.digest)
+        if platform is None:
+            config = self._config(reference, body)
+            os_name, arch = config.get("os"), config.get("architecture")
+            if not isinstance(os_name, str) or not isinstance(arch, str):
+                raise RegistryError(f"{reference}: the image's config names no platform (os and architecture)")
+            variant = config.get("variant")
+            platform = Platform(os_name, arch, variant if isinstance(variant, str) and variant else None)
+            self._image_platforms[body.digest] = platform
+        return platform
 
     def _config(self, reference: Reference, body: ManifestBody) -> dict[str, object]:
         descriptor = body.json().get("config")
@@ -168,7 +175,7 @@ class Resolver:
             raise RegistryError(f"{reference}: image config {descriptor['digest']} is not JSON") from None
         return config if isinstance(config, dict) else {}
 
-    def _frozen_alias(self, reference: Reference, tag: str, digest: str) -> str | None:
+    def frozen_alias(self, reference: Reference, tag: str, digest: str) -> str | None:
         """The newest frozen tag serving `digest`: candidates newest first, stop at the first match.
 
         Only the newest few candidates are tried (a moving tag follows the newest build), each

@@ -27,7 +27,7 @@ from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.helpers import RESOURCES, holding, pod_spec
 
 RAY = "public.ecr.aws/deep-learning-containers/ray"
@@ -35,7 +35,7 @@ TAG = "train-ml-cuda-v1.1"
 DIGEST = locked_test_digest(RAY, TAG)
 PLATFORM = locked_test_digest(RAY, TAG + " arm64")
 OTHER = "sha256:" + "b" * 64
-LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, "m", 0, "other", None, "t", {"linux/arm64": PLATFORM})])
+LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, INDEX, 0, "other", None, "t", {"linux/arm64": PLATFORM})])
 SOURCE = Source(LOCK, "deploy/pinguard.lock", "1" * 64)
 CUT = re.compile(r"\{\{ regex_replace_all\('(?P<pattern>[^']+)', element\.image, '\$1'\) \}\}")
 
@@ -171,7 +171,7 @@ def test_a_policy_too_large_for_etcd_is_refused_with_its_size(monkeypatch: pytes
 
 def test_a_lock_of_15000_digests_fits_in_one_policy() -> None:
     many = Lock().with_entries(
-        LockEntry(f"r.io/i{i}", "1", locked_test_digest("i", str(i)), "m", 0, "other", None, "t",
+        LockEntry(f"r.io/i{i}", "1", locked_test_digest("i", str(i)), INDEX, 0, "other", None, "t",
                   {p: locked_test_digest(p, str(i)) for p in ("linux/amd64", "linux/arm64")}) for i in range(5000))
     [document] = kyverno.objects(Source(many, "pinguard.lock", "0" * 64), (), "deny")
     assert len(json.dumps(document).encode()) <= kyverno.MAX_POLICY < 1536 * 1024

@@ -8,11 +8,11 @@ from pinguard.admission.objects import Source
 from pinguard.admission.params import CLASS, CLASSES, FROM, TO, Layout, cells, entry_name, key, name_class
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 
 
 def _entry(name: str, tag: str = "1.0") -> LockEntry:
-    return LockEntry(name, tag, locked_test_digest(name, tag), "m", 0, "other", None, "t",
+    return LockEntry(name, tag, locked_test_digest(name, tag), INDEX, 0, "other", None, "t",
                      {"linux/amd64": locked_test_digest(name, "amd64")})
 
 

@@ -21,7 +21,7 @@ from pinguard.admission import kyverno, params, vap
 from pinguard.admission.objects import MODES, Source
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.helpers import RESOURCES
 from tests.admission.typecheck import kind_type, type_errors
 
@@ -37,7 +37,7 @@ def _lock(count: int = 3, platforms: int = 1) -> Lock:
              ("localhost:5000/team/app", "latest")] + [(f"registry.example.com/team/image-{i:05}", "v1.2.3")
                                                        for i in range(count - 3)]
     return Lock().with_entries(
-        LockEntry(name, tag, locked_test_digest(name, tag), "m", 0, "other", None, "t",
+        LockEntry(name, tag, locked_test_digest(name, tag), INDEX, 0, "other", None, "t",
                   {f"linux/p{p}": locked_test_digest(name, f"{tag} {p}") for p in range(platforms)})
         for name, tag in names)
 

@@ -13,7 +13,7 @@ from pinguard.admission.objects import Source
 from pinguard.findings import Finding
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.rules import stale_admission
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 from tests.policy.helpers import assert_found, check_rule
 
 RULE = "stale-admission"
@@ -23,7 +23,7 @@ ARM = locked_test_digest(RAY, "a arm64")
 
 
 def lock(*entries: tuple[str, str, dict[str, str]]) -> Lock:
-    return Lock().with_entries(LockEntry(RAY, tag, digest, "m", 0, "other", None, "t", platforms)
+    return Lock().with_entries(LockEntry(RAY, tag, digest, INDEX, 0, "other", None, "t", platforms)
                                for tag, digest, platforms in entries)
 
 
@@ -175,7 +175,7 @@ def test_a_layout_label_of_another_lock_size_is_a_finding(tmp_path: Path) -> Non
 
 
 def test_params_of_a_lock_that_cannot_be_exported_are_a_finding(tmp_path: Path) -> None:
-    unexportable = LOCK.with_entries([LockEntry(RAY, "no tag!", B, "m", 0, "other", None, "t", {})])
+    unexportable = LOCK.with_entries([LockEntry(RAY, "no tag!", B, INDEX, 0, "other", None, "t", {})])
     text = _fresh_configmap()
     found = check_rule(tmp_path, RULE, {"cm.yaml": text}, lock=unexportable)
     assert_found(found, [(*at(text, "1x1"), "ConfigMap was exported from another lock: pinguard.lock: "),
@@ -187,7 +187,7 @@ def test_params_of_a_lock_that_cannot_be_exported_are_a_finding(tmp_path: Path) 
 
 def entry(index: int, version: str = "v1") -> LockEntry:
     name = f"registry.example/team/app{index}"
-    return LockEntry(name, "v1", locked_test_digest(name, version), "m", 0, "other", None, "t", {})
+    return LockEntry(name, "v1", locked_test_digest(name, version), INDEX, 0, "other", None, "t", {})
 
 
 def many(count: int) -> Lock:

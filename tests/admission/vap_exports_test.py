@@ -21,7 +21,7 @@ from pinguard.admission.export import render
 from pinguard.admission.kinds import custom
 from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.helpers import RESOURCES, admit, pod_spec
 from tests.admission.typecheck import kind_type, type_errors
 
@@ -32,7 +32,7 @@ Key = tuple[str, str, str]
 
 def entry(index: int, tag: str = "v1", platforms: int = 1) -> LockEntry:
     name = NAME.format(i=index)
-    return LockEntry(name, tag, locked_test_digest(name, tag), "m", 0, "other", None, "t",
+    return LockEntry(name, tag, locked_test_digest(name, tag), INDEX, 0, "other", None, "t",
                      {f"linux/p{p}": locked_test_digest(name, f"{tag} p{p}") for p in range(platforms)})
 
 

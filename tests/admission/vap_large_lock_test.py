@@ -14,7 +14,7 @@ import pytest
 from pinguard.admission import params, vap
 from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.cel import PER_CALL_LIMIT
 from tests.admission.helpers import admit, pod_spec
 
@@ -25,7 +25,7 @@ UNKNOWN = "sha256:" + "9" * 64
 
 def entry(index: int) -> LockEntry:
     name = NAME.format(team=index % 50, i=index)
-    return LockEntry(name, "1.0", locked_test_digest(name, "1.0"), "m", 0, "other", None, "t",
+    return LockEntry(name, "1.0", locked_test_digest(name, "1.0"), INDEX, 0, "other", None, "t",
                      {platform: locked_test_digest(name, platform) for platform in ("linux/amd64", "linux/arm64")})
 
 

@@ -28,7 +28,7 @@ from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
-from testing.lockdata import lock_for, locked_test_digest
+from testing.lockdata import INDEX, lock_for, locked_test_digest
 from tests.admission.cel import evaluate
 from tests.admission.helpers import RESOURCES, Verdict, admit, holding, pod_spec
 
@@ -49,8 +49,8 @@ def platform_digest(entry: LockEntry, platform: str) -> str:
 
 def with_platforms(lock: Lock) -> Lock:
     """Each entry an index of one image per platform, as a multi-arch image is locked."""
-    return Lock().with_entries(replace(entry, platforms={p: platform_digest(entry, p) for p in PLATFORMS})
-                               for entry in lock)
+    return Lock().with_entries(replace(entry, media_type=INDEX, platforms={p: platform_digest(entry, p)
+                                                                            for p in PLATFORMS}) for entry in lock)
 
 
 def source_of(lock: Lock) -> Source:
@@ -140,7 +140,7 @@ def test_before_pin_every_object_is_denied_and_told_what_to_pin(project: Path, o
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_a_platform_image_of_a_locked_index_is_admitted(objects: list[dict[str, Any]], platform: str) -> None:
-    entry = LockEntry(RAY, TAG, DIGEST, "m", 0, "other", None, "t", {})
+    entry = LockEntry(RAY, TAG, DIGEST, INDEX, 0, "other", None, "t", {})
     image = f"{RAY}@{platform_digest(entry, platform)}"
     assert admit(objects, _pod(pod_spec(("ray", image)))) == Verdict(True)
 
@@ -241,14 +241,14 @@ def test_every_kind_is_judged_by_the_one_policy_of_its_shape_which_names_its_ver
 
 @pytest.mark.parametrize(("mode", "action"), [("warn", "Warn"), ("audit", "Audit")])
 def test_warn_and_audit_admit_and_say_why(objects: list[dict[str, Any]], mode: str, action: str) -> None:
-    source = source_of(Lock().with_entries([LockEntry(RAY, TAG, DIGEST, "m", 0, "other", None, "t", {})]))
+    source = source_of(Lock().with_entries([LockEntry(RAY, TAG, DIGEST, INDEX, 0, "other", None, "t", {})]))
     verdict = admit(vap.objects(source, (), mode), _pod(pod_spec(("ray", f"{RAY}:{TAG}"))))
     assert verdict == Verdict(True, f"container ray: image `{RAY}:{TAG}` is not pinned to a digest of the lock; "
                                     f"pin it to {LOCKED}", action)
 
 
 def entry(name: str, tag: str, digest: str | None = None, **platforms: str) -> LockEntry:
-    return LockEntry(name, tag, digest or locked_test_digest(name, tag), "m", 0, "other", None, "t",
+    return LockEntry(name, tag, digest or locked_test_digest(name, tag), INDEX, 0, "other", None, "t",
                      {p.replace("_", "/"): d for p, d in platforms.items()})
 
 

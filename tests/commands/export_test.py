@@ -14,13 +14,13 @@ import yaml
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = "public.ecr.aws/deep-learning-containers/ray"
 TAG = "train-ml-cuda-v1.1"
 DIGEST = locked_test_digest(RAY, TAG)
-LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, "m", 0, "moving", None, "t", {})])
+LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, INDEX, 0, "moving", None, "t", {})])
 
 
 def _main(*args: str) -> tuple[int, str, str]:
@@ -116,7 +116,7 @@ def test_the_exported_policy_passes_check_until_the_lock_changes(tree: Path) -> 
     assert main(["check", "admission.yaml", "kyverno.yaml"], env={}, stdout=out, stderr=io.StringIO()) == 0
     moved = locked_test_digest(RAY, TAG + " rebuilt")
     lockfile.write(tree / "pinguard.lock", Lock().with_entries(
-        [LockEntry(RAY, TAG, moved, "m", 0, "moving", None, "t", {})]))
+        [LockEntry(RAY, TAG, moved, INDEX, 0, "moving", None, "t", {})]))
     out = io.StringIO()
     assert main(["check", "admission.yaml", "kyverno.yaml"], env={}, stdout=out, stderr=io.StringIO()) == 1
     lines = out.getvalue().splitlines()

@@ -201,7 +201,7 @@ def test_pin_to_renames_nothing_in_a_chart_without_helm(repo: Path, env: dict[st
     Path("job.yaml").write_text(POD.replace("redis:7.2", f"redis:7.2@{REDIS}"))
     lock = lock_for(scan_paths(["."]).found)
     lockfile.write(Path("pinguard.lock"), Lock().with_entries(
-        replace(entry, copies=(Copy(f"{MIRROR}/{entry.name.partition('/')[2]}", "2026-12-01T00:00:00Z"),))
+        replace(entry, copies=(Copy(f"{MIRROR}/{entry.name}", "2026-12-01T00:00:00Z"),))  # the registry kept
         for entry in lock))
     before = _snapshot(repo)
     status, _, err = _run(env, "pin", "--to", MIRROR)

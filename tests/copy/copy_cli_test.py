@@ -69,7 +69,8 @@ def test_copy_then_pin_to_the_copy_then_check_and_verify(world: tuple[World, Loc
     assert status == 0, err
     a, b = (lock.get(f"{SOURCE}/team/{name}", "v1") for name in "ab")
     assert a is not None and b is not None
-    assert manifest.read_text() == POD.format(a=f"{mirror}/team/a:v1@{a.digest}", b=f"{mirror}/team/b:v1@{b.digest}")
+    kept = f"{mirror}/{SOURCE}"  # each copy keeps its source registry in its name
+    assert manifest.read_text() == POD.format(a=f"{kept}/team/a:v1@{a.digest}", b=f"{kept}/team/b:v1@{b.digest}")
 
     status, out, err = pinguard(registries, tmp_path, "check", str(manifest.parent))
     assert (status, out) == (0, ""), out + err  # the copy's names stand for their entries: locked, and used
@@ -82,10 +83,11 @@ def test_copy_then_pin_to_the_copy_then_check_and_verify(world: tuple[World, Loc
     assert status == 0, out + err
     assert "2 copies checked: each serves every digest" in out
 
-    requests.delete(f"{registries.target.url}/v2/mirror/team/b/manifests/{b.digest}", timeout=30).raise_for_status()
+    requests.delete(f"{registries.target.url}/v2/mirror/{SOURCE}/team/b/manifests/{b.digest}",
+                    timeout=30).raise_for_status()
     status, out, err = pinguard(registries, tmp_path, "verify", "--copies")
     assert status == 1, out + err
-    assert f"copy     {SOURCE}/team/b:v1 copied to {mirror}/team/b: " in out
+    assert f"copy     {SOURCE}/team/b:v1 copied to {kept}/team/b: " in out
 
 
 def test_pin_to_a_registry_the_lock_records_no_copy_in_renames_nothing(world: tuple[World, Lock],

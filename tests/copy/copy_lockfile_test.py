@@ -7,13 +7,13 @@ from pinguard.lock.lockfile import Copy, Lock, LockEntry, LockfileError, dumps, 
 
 RAY = "public.ecr.aws/deep-learning-containers/ray"
 ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
-DIGEST = "sha256:" + "a" * 64
+DIGEST, AMD64 = "sha256:" + "a" * 64, "sha256:" + "b" * 64
 
 
 def entry(*copies: Copy) -> LockEntry:
     return LockEntry(name=RAY, tag="train-ml-cuda-v1.1", digest=DIGEST,
                      media_type="application/vnd.oci.image.index.v1+json", size=1609, tag_kind="moving",
-                     frozen_tag=None, resolved_at="2026-11-30T05:00:00Z", platforms={"linux/amd64": DIGEST},
+                     frozen_tag=None, resolved_at="2026-11-30T05:00:00Z", platforms={"linux/amd64": AMD64},
                      copies=copies)
 
 
@@ -57,3 +57,14 @@ def test_malformed_copies_are_refused_naming_the_entry(copies: str, message: str
         loads(text_with(copies), "pinguard.lock")
     assert str(raised.value).startswith(f"pinguard.lock:4:1: [[image]] #1 ({RAY}:train-ml-cuda-v1.1): ")
     assert message in str(raised.value)
+
+
+def test_one_copy_recorded_for_two_images_is_refused_naming_both() -> None:
+    shared = f'copies = [\n  {{ to = "{ECR}/mirror/ray", at = "2026-12-01T10:00:00Z" }},\n]\n'
+    other = text_with(shared).replace(RAY, "ghcr.io/acme/ray").partition("version = 1\n")[2]
+    with pytest.raises(LockfileError) as raised:
+        loads(text_with(shared) + other, "deploy/pinguard.lock")
+    assert str(raised.value) == (
+        f"deploy/pinguard.lock: {RAY}:train-ml-cuda-v1.1 records a copy at {ECR}/mirror/ray:train-ml-cuda-v1.1, "
+        "which is ghcr.io/acme/ray:train-ml-cuda-v1.1's copy: two images cannot share one name; remove that copy "
+        "and copy again keeping each source registry in the path (`pinguard copy --keep-registry`)")

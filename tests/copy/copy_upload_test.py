@@ -2,35 +2,20 @@
 things go their own way: a mount refused, a commit retried, a range held short, a digest stored otherwise."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from pinguard.errors import DigestMismatch, RegistryError
-from pinguard.registry.cache import RegistryCache
-from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import OCI_MANIFEST, ManifestBody, sha256_digest
-from pinguard.registry.settings import RegistrySettings, RetryPolicy
+from pinguard.registry.transport import Transport
 from pinguard.registry.upload import Upload, Uploader
 from testing.fake_registry import FakeRegistry, Response, Route, error_response
 
-TARGET = "registry.example"
 DIGEST = "sha256:" + "d" * 64
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeRegistry]:
-    with FakeRegistry() as started:
-        yield started
-
-
-@pytest.fixture
-def uploader(fake: FakeRegistry, tmp_path: Path) -> Iterator[Uploader]:
-    settings = RegistrySettings(mirrors={TARGET: fake.url}, env={"HOME": str(tmp_path)}, timeout=30.0,
-                                retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.01, budget=1))
-    with RegistryClient(settings, RegistryCache(None)) as client:
-        yield Uploader(client.transport(TARGET))
+def uploader(transport: Transport) -> Uploader:
+    return Uploader(transport)
 
 
 def started(location: str = "/v2/team/a/blobs/uploads/u1?_state=s", **headers: str) -> Response:
@@ -80,10 +65,33 @@ def test_a_commit_that_finds_no_upload_stands_when_the_blob_is_there(fake: FakeR
         uploader.finish("team/a", upload, DIGEST, 4, b"abcd")
 
 
-def test_a_blob_served_at_another_size_than_its_manifest_says_is_an_error(fake: FakeRegistry,
-                                                                         uploader: Uploader) -> None:
-    fake.routes.append(Route("HEAD", f"/v2/team/a/blobs/{DIGEST}", Response(200, {"Content-Length": "5"})))
-    with pytest.raises(RegistryError, match="at 5 bytes, where its manifest says 4"):
+OTHER = "sha256:" + "e" * 64
+UNSIZED = {"Transfer-Encoding": "chunked"}  # a HEAD answered without Content-Length
+
+
+@pytest.mark.parametrize(("answer", "absence"), [
+    (Response(200, {"Docker-Content-Digest": DIGEST, "Content-Length": "4"}), None),
+    (Response(200, {"Docker-Content-Digest": DIGEST, **UNSIZED}), None),
+    (Response(200, {"Content-Length": "4"}), None),
+    (Response(200, UNSIZED), "HEAD answered 200 without Content-Length or Docker-Content-Digest"),
+    (Response(200, {"Content-Length": "5"}), "HEAD answered 200 with Content-Length 5, where its manifest says 4"),
+    (Response(200, {"Docker-Content-Digest": DIGEST, "Content-Length": "0"}),
+     "HEAD answered 200 with Content-Length 0, where its manifest says 4"),
+    (Response(200, {"Docker-Content-Digest": OTHER, "Content-Length": "4"}), f"HEAD answered 200 naming {OTHER}"),
+    (error_response(404, "BLOB_UNKNOWN"), "HEAD answered 404"),
+])
+def test_a_blob_counts_only_where_its_head_names_its_digest_or_its_size(
+        fake: FakeRegistry, uploader: Uploader, answer: Response, absence: str | None) -> None:
+    fake.routes.append(Route("HEAD", f"/v2/team/a/blobs/{DIGEST}", answer))
+    assert uploader.blob_absence("team/a", DIGEST, 4) == absence
+    assert uploader.has_blob("team/a", DIGEST, 4) is (absence is None)
+
+
+@pytest.mark.parametrize(("status", "said"), [(403, r"access denied \(403\)"), (500, "500 Internal Server Error")])
+def test_a_blob_head_refused_or_failing_is_an_error_not_an_absence(fake: FakeRegistry, uploader: Uploader,
+                                                                   status: int, said: str) -> None:
+    fake.routes.append(Route("HEAD", f"/v2/team/a/blobs/{DIGEST}", Response(status)))
+    with pytest.raises(RegistryError, match=said):
         uploader.has_blob("team/a", DIGEST, 4)
 
 

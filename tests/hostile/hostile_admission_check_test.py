@@ -17,12 +17,12 @@ import yaml
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 
 RAY = "public.ecr.aws/deep-learning-containers/ray"
 HELD = locked_test_digest(RAY, "a")
 SMUGGLED = locked_test_digest(RAY, "old")
-LOCK = Lock().with_entries([LockEntry(RAY, "a", HELD, "m", 0, "other", None, "t", {})])
+LOCK = Lock().with_entries([LockEntry(RAY, "a", HELD, INDEX, 0, "other", None, "t", {})])
 
 CONFIGMAP = """\
 apiVersion: v1

@@ -224,6 +224,11 @@ def test_allow_empty_drops_them(locked: Path) -> None:
 
 
 def test_an_empty_path_beside_others_is_fine_when_nothing_is_dropped(locked: Path) -> None:
-    status, out, _ = _run("lock", "k8s", "empty")
+    (locked / "k8s" / "a.yaml").write_text(POD.format(f"{NAME}:1.0"))  # kept entries are read again: real ones
+    (locked / "k8s" / "b.yaml").write_text(POD.format(f"{NAME}:0.9"))
+    (locked / "pinguard.lock").unlink()
+    with _registry({"1.0": NEW.data, "0.9": OLD.data}) as fake:
+        assert _run("lock", "k8s", url=fake.url)[0] == 0
+        status, out, _ = _run("lock", "k8s", "empty", url=fake.url)
     assert (status, out) == (0, "pinguard.lock: 0 new, 2 kept, 0 dropped\n")
     assert _run("pin", "empty")[0] == 0  # pin without --resolve writes no lock

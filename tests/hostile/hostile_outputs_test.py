@@ -23,10 +23,10 @@ from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.write import atomic
-from testing.lockdata import locked_test_digest
+from testing.lockdata import INDEX, locked_test_digest
 
 NGINX = "docker.io/library/nginx"
-LOCK = Lock().with_entries([LockEntry(NGINX, "1.25", locked_test_digest(NGINX, "1.25"), "m", 0, "other", None, "t",
+LOCK = Lock().with_entries([LockEntry(NGINX, "1.25", locked_test_digest(NGINX, "1.25"), INDEX, 0, "other", None, "t",
                                       {})])
 COMMANDS = {"check": ["check", "pod.yaml"], "export": ["export", "admission"]}
 MARK = {"check": b"[unpinned]", "export": b"kind: ValidatingAdmissionPolicy"}

@@ -36,8 +36,10 @@ FOUND = Found("pod.yaml", "kubernetes", Span(0, 1, 5, 12), f"{NAME}:{TAG}", pars
 
 
 def entry(evidence: Evidence, platforms: dict[str, str] | None = None) -> LockEntry:
-    return LockEntry(NAME, TAG, INDEX, "application/vnd.oci.image.index.v1+json", 0, "other", None,
-                     "2026-11-30T00:00:00Z", {"linux/amd64": AMD64} if platforms is None else platforms, evidence)
+    platforms = {"linux/amd64": AMD64} if platforms is None else platforms
+    single = INDEX in platforms.values()  # a single manifest: the digest names the image itself
+    media_type = f"application/vnd.oci.image.{'manifest' if single else 'index'}.v1+json"
+    return LockEntry(NAME, TAG, INDEX, media_type, 0, "other", None, "2026-11-30T00:00:00Z", platforms, evidence)
 
 
 def judged(rule: Any, conf: dict[str, Any], locked: LockEntry) -> list[str]:

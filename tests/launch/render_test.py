@@ -11,7 +11,7 @@ from pinguard.launch.gate import Gated
 from pinguard.launch.render import IMAGE_ANNOTATION, LOCK_ANNOTATION, Job, render
 from pinguard.lock.lockfile import Lock
 from pinguard.read.paths import scan_paths
-from testing.lockdata import lock_for, locked_test_digest
+from testing.lockdata import INDEX, lock_for, locked_test_digest
 
 LOCK_SHA256 = "ab" * 32
 RAY = locked_test_digest("docker.io/rayproject/ray", "2.9.0")
@@ -108,7 +108,7 @@ def test_an_image_pinned_to_a_platform_image_of_its_entry_runs_that_digest(tmp_p
     lock = _gated(tmp_path, RAYJOB).lock
     ray = lock.get("docker.io/rayproject/ray", "2.9.0")
     assert ray is not None
-    lock = lock.with_entries([replace(ray, platforms={"linux/amd64": platform})])
+    lock = lock.with_entries([replace(ray, media_type=INDEX, platforms={"linux/amd64": platform})])
     job = render(_gated(tmp_path, RAYJOB.replace("rayproject/ray:2.9.0", f"rayproject/ray@{platform}"), lock), None)
     (ray_head,) = job.pod_templates()[0]["spec"]["containers"]
     assert ray_head["image"] == f"rayproject/ray@{platform}"

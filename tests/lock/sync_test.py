@@ -1,10 +1,9 @@
-"""Bringing the lockfile in line with the files, offline: resolving is replaced by a table.
+"""Bringing the lockfile in line with the files, offline: resolving and kept entries' bytes replaced by tables.
 
-`tests/commands/lock_test.py` runs `pinguard lock` against a real registry.
+`tests/commands/lock_test.py` and `tests/lock/claims_test.py` run `pinguard lock` against a real registry.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -12,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from pinguard.errors import NotFound, PinguardError
-from pinguard.lock import lockfile
+from pinguard.lock import lockfile, verify
+from pinguard.lock.claims import Claims
 from pinguard.lock.lockfile import LockEntry
 from pinguard.lock.sync import LockUpdate, sync_lock
 from pinguard.provenance.model import Evidence
@@ -74,15 +74,65 @@ class _Registry:
                 else _resolved(reference) for reference in references}
 
 
-def test_a_lock_that_knows_every_reference_asks_no_registry_and_stays_byte_identical(
-        tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+class _Bytes:
+    """Stands in for `verify.kept_from_bytes`: what the bytes say of each kept entry, by (name, tag)."""
+
+    def __init__(self, said: dict[tuple[str, str], Claims | PinguardError] | None = None) -> None:
+        self.said = said or {}
+        self.asked: list[tuple[str, str]] = []
+        self.clients: list[RegistryClient] = []
+
+    def __call__(self, entries: Sequence[LockEntry], client: RegistryClient,
+                 settings: OnlineSettings) -> list[Claims | PinguardError]:
+        self.asked += [entry.key for entry in entries]
+        self.clients.append(client)
+        return [self.said.get(entry.key, Claims(entry)) for entry in entries]
+
+
+@pytest.fixture(autouse=True)
+def backed(monkeypatch: pytest.MonkeyPatch) -> _Bytes:
+    """Bytes that back every kept entry, unless a test says otherwise."""
+    bytes_say = _Bytes()
+    monkeypatch.setattr(verify, "kept_from_bytes", bytes_say)
+    return bytes_say
+
+
+def test_a_lock_its_bytes_back_resolves_nothing_and_stays_byte_identical(tree: Path, backed: _Bytes) -> None:
     result = _scan(tree, "nginx:1.25", "redis")
     lockfile.write(tree / "pinguard.lock", lock_for(result.found))
     before = (tree / "pinguard.lock").stat()
-    monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)  # importing the network stack now fails
     assert _sync(result) == LockUpdate((), kept=2, dropped=0)
+    assert backed.asked == [(NGINX, "1.25"), (REDIS, "latest")]  # each kept entry held against its bytes, once
     after = (tree / "pinguard.lock").stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not even rewritten
+
+
+def test_a_field_the_bytes_contradict_is_corrected_with_a_warning(tree: Path, backed: _Bytes) -> None:
+    result = _scan(tree, "nginx:1.25", "redis")
+    lockfile.write(tree / "pinguard.lock", lock_for(result.found))
+    [nginx, redis] = lockfile.read(tree / "pinguard.lock")
+    backed.said[nginx.key] = Claims(replace(nginx, size=1609), ("size: the lock says 0, the bytes are 1609",))
+    locked = _sync(result)
+    assert locked.warnings == (f"{NGINX}:1.25: size: the lock says 0, the bytes are 1609; corrected",)
+    assert list(lockfile.read(tree / "pinguard.lock")) == [replace(nginx, size=1609), redis]
+
+
+def test_bytes_that_cannot_be_read_leave_the_lockfile_byte_identical(tree: Path, backed: _Bytes) -> None:
+    result = _scan(tree, "nginx:1.25", "redis")
+    lockfile.write(tree / "pinguard.lock", lock_for(result.found))
+    before = (tree / "pinguard.lock").read_bytes()
+    backed.said[(REDIS, "latest")] = NotFound("sha256:… not found")
+    with pytest.raises(PinguardError) as failed:
+        _sync(result)
+    assert (failed.value.details, str(failed.value)) == ((f"{REDIS}:latest: sha256:… not found",),
+                                                         "pinguard.lock left unchanged")
+    assert (tree / "pinguard.lock").read_bytes() == before
+
+
+def test_with_nothing_kept_no_bytes_are_read(tree: Path, backed: _Bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(online, "resolve_references", _Registry())
+    _sync(_scan(tree, "nginx:1.25"))
+    assert backed.asked == [] and len(lockfile.read(tree / "pinguard.lock")) == 1
 
 
 def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -100,7 +150,8 @@ def test_what_is_missing_is_resolved_once_and_locked(tree: Path, monkeypatch: py
         ("docker.io/library/busybox", "1.36"), (NGINX, "1.25"), (REDIS, "latest")]
 
 
-def test_resolving_and_provenance_share_one_client_for_the_run(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resolving_and_provenance_share_one_client_for_the_run(tree: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              backed: _Bytes) -> None:
     """One client per lock run: each registry keeps one pacer (its quota's bucket does not start full again), one
     token and the run one deadline, however many steps reach the registries."""
     registry, opened, looked = _Registry(), [], []
@@ -121,15 +172,14 @@ def test_resolving_and_provenance_share_one_client_for_the_run(tree: Path, monke
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))  # locked without provenance
     settings = OnlineSettings(RegistrySettings(), (Platform("linux", "amd64"),), provenance=True)
     sync_lock(_scan(tree, "nginx:1.25", "redis:7.2"), Path("pinguard.lock"), settings)
-    assert len(opened) == 1 and registry.clients == opened
+    assert len(opened) == 1 and registry.clients == opened == backed.clients
     # The new entry came with evidence from resolving (the table gives none here): both are looked at, once.
     assert looked == [(opened[0], [(NGINX, "1.25"), (REDIS, "7.2")])]
     assert all(entry.evidence is not None for entry in lockfile.read(tree / "pinguard.lock"))
 
 
-def test_entries_no_file_references_are_dropped(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_entries_no_file_references_are_dropped(tree: Path) -> None:
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25", "redis:7.2").found))
-    monkeypatch.setitem(sys.modules, "pinguard.resolve.online", None)
     assert _sync(_scan(tree, "nginx:1.25")) == LockUpdate((), kept=1, dropped=1)
     assert [entry.key for entry in lockfile.read(tree / "pinguard.lock")] == [(NGINX, "1.25")]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,8 @@ from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import Platform
 from pinguard.resolve.settings import OnlineSettings
 from testing.fake_registry import FakeRegistry, Response, Route, serve_manifests
-from testing.images import Manifest, multi_platform
+from testing.images import Manifest, image, multi_platform
+from testing.seed import platform_digests
 from tests.registry.conftest import REGISTRY, settings_for
 
 REPO = "deep-learning-containers/ray"
@@ -30,7 +32,7 @@ MANIFESTS = rf"/v2/{REPO}/manifests/"
 def _entry(tag: str = "v1", image: Manifest = BEFORE) -> LockEntry:
     return LockEntry(name=f"{REGISTRY}/{REPO}", tag=tag, digest=image.digest, media_type=image.media_type,
                      size=len(image.data), tag_kind="moving", frozen_tag=None, resolved_at="2026-11-30T05:00:00Z",
-                     platforms={})
+                     platforms=platform_digests(image))
 
 
 @pytest.fixture
@@ -54,6 +56,33 @@ def test_a_tag_still_on_its_digest_is_ok_for_one_request_every_time(fake: FakeRe
     assert [(r.method, r.bare_path) for r in fake.requests_to(MANIFESTS + ".+")] == [("GET", f"{MANIFESTS}v1")] * 2
 
 
+def test_an_honest_single_image_costs_its_config_once_and_a_head_of_its_frozen_tag(fake: FakeRegistry,
+                                                                                    tmp_path: Path) -> None:
+    single = image(seed="verification-single")
+    served = (single.media_type, single.data)
+    fake.add(*serve_manifests(REPO, {"v1": served, "v1.0.1": served}, blobs={b.digest: b.data for b in single.blobs}))
+    entry = replace(_entry(image=single), frozen_tag="v1.0.1")
+    for _ in range(2):  # the config, named by its digest, comes from the cache the second time
+        [verdict] = _check(fake, tmp_path, [entry])
+        assert (verdict.status, verdict.problems, verdict.as_served) == (Status.OK, (), entry)
+    config = f"/v2/{REPO}/blobs/{single.document['config']['digest']}"
+    tag, frozen = ("GET", f"{MANIFESTS}v1"), ("HEAD", f"{MANIFESTS}v1.0.1")
+    assert [(r.method, r.bare_path) for r in fake.requests_to(rf"/v2/{REPO}/.+")] == [
+        tag, ("GET", config), frozen, tag, frozen]
+
+
+def test_a_claim_the_bytes_contradict_is_a_problem_whatever_the_status(fake: FakeRegistry, tmp_path: Path) -> None:
+    fake.add(*serve_manifests(REPO, {"v1": (AFTER.media_type, AFTER.data),
+                                     BEFORE.digest: (BEFORE.media_type, BEFORE.data)}))
+    lying = _entry(tag="v1", image=BEFORE)
+    lying = replace(lying, size=lying.size + 1)
+    [verdict] = _check(fake, tmp_path, [lying])
+    assert (verdict.status, verdict.problems) == (
+        Status.MOVED, (f"size: the lock says {len(BEFORE.data) + 1}, the bytes are {len(BEFORE.data)}",))
+    assert verdict.as_served == _entry(image=BEFORE)  # what `update` explains the move from
+    assert verdict.to_json()["contradicted"] == list(verdict.problems)
+
+
 def test_a_moved_tag_names_where_it_points_now(fake: FakeRegistry, tmp_path: Path) -> None:
     fake.add(*serve_manifests(REPO, {"v1": (AFTER.media_type, AFTER.data), "v1.0.1": (AFTER.media_type, AFTER.data),
                                      BEFORE.digest: (BEFORE.media_type, BEFORE.data)}))
@@ -63,7 +92,7 @@ def test_a_moved_tag_names_where_it_points_now(fake: FakeRegistry, tmp_path: Pat
     assert verdict.message == f"v1 now points to {AFTER.digest}, the same digest as v1.0.1"
     assert verdict.to_json() == {"name": f"{REGISTRY}/{REPO}", "tag": "v1", "digest": BEFORE.digest,
                                  "status": "moved", "current_digest": AFTER.digest, "message": verdict.message,
-                                 "provenance": []}
+                                 "provenance": [], "contradicted": []}
 
 
 @pytest.mark.parametrize(
