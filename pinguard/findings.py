@@ -8,7 +8,7 @@ from pinguard.untrusted_text import WORD, escaped, shown
 ERROR = "error"
 WARNING = "warning"
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)  # slots: a large file may yield one for each reference
 class Finding:
     """One problem at one place. Fields are in sort order: file, then position, then rule.
 

@@ -8,13 +8,14 @@ bodies shaped as the real API's (kind, apiVersion, metadata, items; errors as `S
     POST   /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}       create
     GET    /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}/{name}
     DELETE /apis/ray.io/v1/namespaces/{ns}/{rayjobs|rayclusters}/{name}
-    GET    /api/v1/namespaces/{ns}/pods?labelSelector=a=b,c=d
+    GET    /api/v1/namespaces/{ns}/pods?labelSelector=...
     GET    /api/v1/pods                                                all namespaces
     GET    /api/v1/namespaces/{ns}/pods/{name}
-    PATCH  /api/v1/namespaces/{ns}/configmaps/{name}                  server-side apply
-    GET    /api/v1/namespaces/{ns}/configmaps/{name}
-    PATCH  /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|validatingadmissionpolicybindings}/{name}
-    GET    /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|validatingadmissionpolicybindings}/{name}
+    GET    /api/v1[/namespaces/{ns}]/configmaps?labelSelector=...&fieldSelector=metadata.name=...
+    GET|PATCH|DELETE /api/v1/namespaces/{ns}/configmaps/{name}        PATCH: server-side apply
+    GET    /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|validatingadmissionpolicybindings}?...
+    GET|PATCH|DELETE /apis/admissionregistration.k8s.io/v1/{validatingadmissionpolicies|...bindings}/{name}
+    GET    /api, /apis (aggregated discovery when asked), /api/v1, /apis/{group}/{version}: discovery, for kubectl
 
 It plays KubeRay too, as a test programs it: creating a RayJob or RayCluster "starts"
 its pods at once (the head and `replicas` workers per group, labelled `ray.io/cluster`,
@@ -29,36 +30,63 @@ on the head's image. Its final `jobStatus` comes on the `finish_after`-th read, 
 submitter pod Succeeded. `sidecars` programs containers a webhook would have injected
 into the pod at a position; `debug` ephemeral containers `kubectl debug` adds to the running
 pod at a position, on the `debug_after`-th read of a RayJob (`add_ephemeral` adds one to a
-pod body). DELETE removes the object and its cluster's pods and is
-recorded in `deleted`. Every request is recorded (`requests`).
+pod body). `forbidden` names resources RBAC refuses: every request to them is answered 403.
+DELETE of a RayJob or RayCluster removes it and its cluster's pods and is recorded in
+`deleted`. Every request is recorded (`requests`).
 
-Server-side apply (`application/apply-patch+yaml` with a `fieldManager`) of ConfigMaps
-and admission policies and bindings stores the object whole in `applied`; it evaluates
-no policy.
+ConfigMaps and admission policies and bindings are kept as an API server keeps them,
+by a server-side apply implementation (`testing.server_side_apply`): PATCH with
+`application/apply-patch+yaml` and a `fieldManager` merges the applied configuration
+into the object (`applied`, without its managedFields), records which manager owns
+which field (`owners`, served as `metadata.managedFields`) and refuses a different
+value for another manager's field with 409 Conflict unless `force=true`. Lists select
+by label (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`) and by `metadata.name`;
+DELETE removes (recorded in `removed`). It evaluates no policy, but models Kubernetes
+#130887: once some binding whose policy has `paramKind` v1 ConfigMap has existed, the
+first request after which none does stops the API server's params informer for good
+(`informer_died` is that request). The real kubectl drives it with `--validate=false`
+(no openapi is served).
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from testing import server_side_apply as ssa
 from testing.fake_registry import Action, FakeRegistry, Request, Response, Route
 
 _RAY = r"/apis/ray\.io/v1/namespaces/(?P<ns>[^/]+)/(?P<plural>rayjobs|rayclusters)"
 _KINDS = {"rayjobs": "RayJob", "rayclusters": "RayCluster"}
-_APPLIED = (  # what server-side apply reaches: (path, apiVersion, kind by resource)
-    (r"/api/v1/namespaces/(?P<ns>[^/]+)/(?P<plural>configmaps)/(?P<name>[^/]+)", "v1", {"configmaps": "ConfigMap"}),
-    (r"/apis/admissionregistration\.k8s\.io/v1/(?P<plural>validatingadmissionpolicies|validatingadmissionpolicybindings)"
-     r"/(?P<name>[^/]+)", "admissionregistration.k8s.io/v1",
-     {"validatingadmissionpolicies": "ValidatingAdmissionPolicy",
-      "validatingadmissionpolicybindings": "ValidatingAdmissionPolicyBinding"}),
+ADMISSION = "admissionregistration.k8s.io/v1"
+RESOURCES = {  # what discovery serves: resource -> (group/version, kind, namespaced)
+    "pods": ("v1", "Pod", True),
+    "configmaps": ("v1", "ConfigMap", True),
+    "validatingadmissionpolicies": (ADMISSION, "ValidatingAdmissionPolicy", False),
+    "validatingadmissionpolicybindings": (ADMISSION, "ValidatingAdmissionPolicyBinding", False),
+    "rayjobs": ("ray.io/v1", "RayJob", True),
+    "rayclusters": ("ray.io/v1", "RayCluster", True),
+}
+_STORED = (  # the collections server-side apply reaches: ConfigMaps of a namespace or all, the admission kinds
+    r"/api/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>configmaps)",
+    r"/apis/admissionregistration\.k8s\.io/v1/(?P<plural>validatingadmissionpolicies|validatingadmissionpolicybindings)",
 )
+_NAME = r"/(?P<name>[^/]+)"
 APPLY_PATCH = "application/apply-patch+yaml"
+_AGGREGATED = "g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+_RESOURCE = r"/apis?(?:/(?P<group>[^/]+\.[^/]+))?/v1(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+).*"
+_VERB = {"GET": "list", "PATCH": "patch", "DELETE": "delete", "POST": "create", "PUT": "update"}  # RBAC's, roughly
+_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+_REQUIREMENT = re.compile(r"\s*(?P<not>!)?\s*(?P<key>[^\s!=,()]+)\s*(?:(?P<op>==|=|!=)\s*(?P<value>[^\s,()]*)"
+                          r"|\s(?P<set>in|notin)\s*\((?P<values>[^()]*)\))?\s*")
 STARTED_AT = "2026-11-30T06:00:00Z"
 
 
@@ -109,7 +137,8 @@ class FakeKube:
     def __init__(self, *, cluster_after: int = 2, finish_after: int = 4, final_status: str = "SUCCEEDED",
                  wrong_digests: Mapping[int, str] | None = None,
                  sidecars: Mapping[int, Sequence[tuple[str, str]]] | None = None,
-                 debug: Mapping[int, Sequence[tuple[str, str]]] | None = None, debug_after: int = 3) -> None:
+                 debug: Mapping[int, Sequence[tuple[str, str]]] | None = None, debug_after: int = 3,
+                 forbidden: Sequence[str] = ()) -> None:
         self.cluster_after = cluster_after
         self.finish_after = finish_after
         self.final_status = final_status
@@ -117,21 +146,30 @@ class FakeKube:
         self.sidecars = dict(sidecars or {})  # position -> (name, image) injected into that pod
         self.debug = dict(debug or {})  # position -> (name, image) of ephemeral containers added to that pod
         self.debug_after = debug_after
+        self.forbidden = frozenset(forbidden)  # resources (plural) RBAC refuses us: every request answered 403
         self._positions: dict[int, tuple[str, str]] = {}  # position -> (namespace, name) of the pod
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, namespace, name)
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}  # (namespace, name)
         self.deleted: list[tuple[str, str, str]] = []
         self.applied: dict[tuple[str, str, str], dict[str, Any]] = {}  # (resource, namespace or "", name)
+        self.owners: dict[tuple[str, str, str], ssa.Owners] = {}  # of each applied object: manager -> fields
+        self.removed: list[tuple[str, str, str]] = []  # applied objects deleted, in order
+        self.informer_died: Request | None = None  # the request after which no binding read params (#130887)
+        self._informer_started = False
+        self._version = 1  # resourceVersion
         self._reads: Counter[tuple[str, str, str]] = Counter()
         self._lock = threading.Lock()
         self._server = FakeRegistry([
-            Route("GET", r"/version/?", self._version),
+            Route("*", r".*", self._refuse),
+            Route("GET", r"/version/?", self._server_version),
+            Route("GET", r"/api/?|/apis/?|/api/v1/?|/apis/[^/]+/[^/]+/?", self._discovery),
             Route("*", _RAY, self._collection),
             Route("*", _RAY + r"/(?P<name>[^/]+)", self._object),
             Route("GET", r"/api/v1/pods", self._pods),
             Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", self._pods),
             Route("GET", r"/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)", self._pod),
-            *(Route("*", path, self._apply) for path, _, _ in _APPLIED),
+            *(Route("GET", path, self._list) for path in _STORED),
+            *(Route("*", path + _NAME, self._stored) for path in _STORED),
         ])
         self.url = self._server.url
 
@@ -170,7 +208,17 @@ class FakeKube:
 
     # --- the API ---
 
-    def _version(self, request: Request) -> Action:
+    def _refuse(self, request: Request) -> Action | None:
+        """403 for a forbidden resource, worded as RBAC words it; None lets the other routes answer."""
+        match = re.fullmatch(_RESOURCE, request.bare_path)
+        if not match or match["plural"] not in self.forbidden:
+            return None
+        where = f'in the namespace "{match["ns"]}"' if match["ns"] else "at the cluster scope"
+        return _status(403, "Forbidden", f'{match["plural"]}{"." + match["group"] if match["group"] else ""} is '
+                       f'forbidden: User "system:serviceaccount:team:auditor" cannot {_VERB[request.method]} resource '
+                       f'"{match["plural"]}" in API group "{match["group"] or ""}" {where}')
+
+    def _server_version(self, request: Request) -> Action:
         return _json({"major": "1", "minor": "31", "gitVersion": "v1.31.0-fake", "gitCommit": "0" * 40,
                       "gitTreeState": "clean", "buildDate": STARTED_AT, "goVersion": "go1.22.5", "compiler": "gc",
                       "platform": "linux/amd64"})
@@ -287,10 +335,13 @@ class FakeKube:
 
     def _pods(self, request: Request) -> Action:
         ns = _groups(r"/api/v1/namespaces/(?P<ns>[^/]+)/pods", request).get("ns")  # None: every namespace
-        wanted = dict(pair.split("=", 1) for pair in request.query.get("labelSelector", [""])[0].split(",") if pair)
+        try:
+            wanted = _selector(request.query.get("labelSelector", [""])[0])
+        except ValueError as exc:
+            return _status(400, "BadRequest", f"unable to parse requirement: {exc}")
         with self._lock:
-            items = [p for (n, _), p in sorted(self.pods.items()) if ns in (None, n)
-                     and all(p["metadata"]["labels"].get(k) == v for k, v in wanted.items())]
+            items = [p for (n, _), p in sorted(self.pods.items())
+                     if ns in (None, n) and wanted(p["metadata"]["labels"])]
         return _json({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "1"}, "items": items})
 
     def _pod(self, request: Request) -> Action:
@@ -300,28 +351,125 @@ class FakeKube:
         return _json(body) if body is not None else _status(404, "NotFound", f'pods "{found["name"]}" not found')
 
 
-    def _apply(self, request: Request) -> Action:
-        """Server-side apply of one object, or reading it back; the body must name what the path names."""
-        path, api_version, kinds = next((p, v, k) for p, v, k in _APPLIED if re.fullmatch(p, request.bare_path))
-        found = _groups(path, request)
-        key = (found["plural"], found.get("ns") or "", found["name"])
+    # --- ConfigMaps and admission policies and bindings: server-side apply, lists, deletes ---
+
+    def _stored(self, request: Request) -> Action:
+        """GET, server-side apply (PATCH) or DELETE of one object; the body must name what the path names."""
+        found = _place(request, _NAME)
+        plural, name, ns = found["plural"], found["name"], found.get("ns") or ""
+        if (plural == "configmaps") != bool(ns):  # a ConfigMap lives in a namespace, a policy in none
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        key = (plural, ns, name)
         with self._lock:
             if request.method == "GET":
-                stored = self.applied.get(key)
-                return _json(stored) if stored else _status(404, "NotFound", f'{key[0]} "{key[2]}" not found')
-        if request.method != "PATCH":
-            return _status(405, "MethodNotAllowed", f"{request.method} is not allowed here")
-        if request.headers.get("Content-Type") != APPLY_PATCH or not request.query.get("fieldManager"):
-            return _status(400, "BadRequest", f"only server-side apply ({APPLY_PATCH} with a fieldManager) is served")
-        body = json.loads(request.body)
-        metadata = body.get("metadata") or {}
-        if (body.get("apiVersion"), body.get("kind"), metadata.get("name"), metadata.get("namespace") or "") != (
-                api_version, kinds[key[0]], key[2], key[1]):
+                return _json(self._served(key)) if key in self.applied else _not_found(plural, name)
+            if request.method == "DELETE":
+                if key not in self.applied:
+                    return _not_found(plural, name)
+                del self.applied[key], self.owners[key]
+                self.removed.append(key)
+                self._watch_informer(request)
+                return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                              "details": {"name": name, "kind": plural, "uid": f"uid-{name}"}})
+            if request.method != "PATCH":
+                return _status(405, "MethodNotAllowed", f"{request.method} is not allowed here")
+            return self._apply(request, key)
+
+    def _apply(self, request: Request, key: tuple[str, str, str]) -> Action:
+        """Server-side apply (`testing.server_side_apply`); the informer is watched after it."""
+        manager = (request.query.get("fieldManager") or [""])[0]
+        if not request.headers.get("Content-Type", "").startswith(APPLY_PATCH) or not manager:
+            return _status(415 if manager else 422, "UnsupportedMediaType" if manager else "Invalid",
+                           f"only server-side apply ({APPLY_PATCH} with a fieldManager) is served")
+        try:
+            body = yaml.safe_load(request.body)  # JSON is YAML: kubectl and the client send JSON
+        except yaml.YAMLError as exc:
+            return _status(400, "BadRequest", f"the body is no YAML: {exc}")
+        plural, ns, name = key
+        api_version, kind, _ = RESOURCES[plural]
+        metadata = body.get("metadata") if isinstance(body, dict) else None
+        if not isinstance(metadata, dict) or (body.get("apiVersion"), body.get("kind"), metadata.get("name"),
+                                              metadata.get("namespace") or "") != (api_version, kind, name, ns):
             return _status(400, "BadRequest", "the body does not name the object the path names")
-        body["metadata"] = {**metadata, "uid": f"uid-{key[2]}", "resourceVersion": "1"}
+        force = (request.query.get("force") or ["false"])[0].lower() == "true"
+        try:
+            live, owners = ssa.apply(self.applied.get(key), self.owners.get(key, {}), body, manager, force)
+        except ssa.Conflicts as refused:
+            causes = [{"type": "FieldManagerConflict", "message": f'conflict with "{c.manager}"',
+                       "field": ssa.spelled(c.path)} for c in refused.conflicts]
+            return _status(409, "Conflict", str(refused), {"causes": causes})
+        created = key not in self.applied
+        self._version += 1
+        live["metadata"].update(uid=f"uid-{name}", resourceVersion=str(self._version),
+                                creationTimestamp=(self.applied.get(key) or {}).get("metadata", {}).get(
+                                    "creationTimestamp", STARTED_AT))
+        self.applied[key], self.owners[key] = live, owners
+        self._watch_informer(request)
+        return _json(self._served(key), 201 if created else 200)
+
+    def _list(self, request: Request) -> Action:
+        """The stored objects of a kind, in a namespace or all, selected by label and by `metadata.name`."""
+        found = _place(request)
+        plural, ns = found["plural"], found.get("ns")
+        try:
+            labels = _selector(request.query.get("labelSelector", [""])[0])
+            named = _selector(request.query.get("fieldSelector", [""])[0])
+        except ValueError as exc:
+            return _status(400, "BadRequest", f"unable to parse requirement: {exc}")
         with self._lock:
-            self.applied[key] = body
-        return _json(body)
+            items = [self._served(k) for k, o in sorted(self.applied.items()) if k[0] == plural and ns in (None, k[1])
+                     and labels(o["metadata"].get("labels") or {})
+                     and named({"metadata.name": k[2], "metadata.namespace": k[1]})]
+            version = str(self._version)
+        api_version, kind, _ = RESOURCES[plural]
+        return _json({"apiVersion": api_version, "kind": f"{kind}List", "metadata": {"resourceVersion": version},
+                      "items": items})
+
+    def _served(self, key: tuple[str, str, str]) -> dict[str, Any]:
+        """The object as GET serves it: with `metadata.managedFields`."""
+        live = copy.deepcopy(self.applied[key])
+        live["metadata"]["managedFields"] = ssa.managed_fields(self.owners[key], live["apiVersion"])
+        return live
+
+    def _watch_informer(self, request: Request) -> None:
+        """Kubernetes #130887: the params informer stops for good once no binding's policy reads a ConfigMap."""
+        reading = self.bindings_reading_params()
+        if reading:
+            self._informer_started = True
+        elif self._informer_started and self.informer_died is None:
+            self.informer_died = request
+
+    def bindings_reading_params(self) -> list[str]:
+        """The bindings whose policy exists and has `paramKind` v1 ConfigMap: what keeps the informer running."""
+        reads = {name for (plural, _, name), o in self.applied.items() if plural == "validatingadmissionpolicies"
+                 and (o.get("spec") or {}).get("paramKind") == {"apiVersion": "v1", "kind": "ConfigMap"}}
+        return [name for (plural, _, name), o in sorted(self.applied.items())
+                if plural == "validatingadmissionpolicybindings" and (o.get("spec") or {}).get("policyName") in reads]
+
+    # --- discovery, as kubectl reads it ---
+
+    def _discovery(self, request: Request) -> Action:
+        """/api and /apis, aggregated (apidiscovery.k8s.io/v2) when asked for, else the group lists; the resources
+        of a group version."""
+        path = request.bare_path.rstrip("/")
+        served = [(gv, plural, kind, namespaced) for plural, (gv, kind, namespaced) in RESOURCES.items()]
+        if path in ("/api", "/apis"):
+            versions = sorted({gv for gv, *_ in served if ("/" in gv) == (path == "/apis")})
+            if _AGGREGATED in request.headers.get("Accept", ""):
+                return _json(_aggregated(versions, served), content_type=f"application/json;{_AGGREGATED}")
+            if path == "/api":
+                return _json({"kind": "APIVersions", "versions": versions, "serverAddressByClientCIDRs": [
+                    {"clientCIDR": "0.0.0.0/0", "serverAddress": self._server.host}]})
+            return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": gv.split("/")[0], "versions": [{"groupVersion": gv, "version": gv.split("/")[1]}],
+                 "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]}} for gv in versions]})
+        group_version = path.removeprefix("/api/").removeprefix("/apis/")
+        resources = [{"name": plural, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
+                      "verbs": _VERBS} for gv, plural, kind, namespaced in served if gv == group_version]
+        if not resources:
+            return _status(404, "NotFound", "the server could not find the requested resource")
+        return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+                      "resources": resources})
 
 
 def _submitter_key(job: Mapping[str, Any]) -> tuple[str, str]:
@@ -338,16 +486,60 @@ def _finish(body: dict[str, Any]) -> None:
                                                                         "startedAt": STARTED_AT}})
 
 
+def _place(request: Request, item: str = "") -> dict[str, str]:
+    """The resource, namespace and (`item`: `_NAME`) name a path to a stored object or its collection names."""
+    return next(found for found in (_groups(pattern + item, request) for pattern in _STORED) if found)
+
+
 def _groups(pattern: str, request: Request) -> dict[str, str]:
     match = re.fullmatch(pattern, request.bare_path)
     return match.groupdict() if match else {}
 
 
-def _json(body: Mapping[str, Any], status: int = 200) -> Response:
-    return Response(status, {"Content-Type": "application/json"}, json.dumps(body).encode())
+def _selector(text: str) -> Callable[[Mapping[str, str]], bool]:
+    """A label (or field) selector as the API server reads it: requirements joined by `,`, all to hold."""
+    requirements = []
+    for part in re.findall(r"(?:[^,(]|\([^)]*\))+", text):
+        match = _REQUIREMENT.fullmatch(part)
+        if not match or (match["not"] and (match["op"] or match["set"])):
+            raise ValueError(repr(part))
+        requirements.append(match)
+
+    def holds(labels: Mapping[str, str], match: re.Match[str]) -> bool:
+        value = labels.get(match["key"])
+        if match["set"]:
+            listed = {word.strip() for word in match["values"].split(",")}
+            return (value in listed) if match["set"] == "in" else (value not in listed)
+        if match["op"]:
+            return (value == match["value"]) if match["op"] != "!=" else (value != match["value"])
+        return (value is None) if match["not"] else (value is not None)
+
+    return lambda labels: all(holds(labels, match) for match in requirements)
 
 
-def _status(code: int, reason: str, message: str) -> Response:
+def _aggregated(versions: Sequence[str], served: Sequence[tuple[str, str, str, bool]]) -> dict[str, Any]:
+    """An APIGroupDiscoveryList (apidiscovery.k8s.io/v2): every group version and its resources in one answer."""
+    items = []
+    for group_version in versions:
+        group, _, version = group_version.rpartition("/")
+        resources = [{"resource": plural, "singularResource": kind.lower(), "verbs": _VERBS,
+                      "scope": "Namespaced" if namespaced else "Cluster",
+                      "responseKind": {"group": group, "version": version, "kind": kind}}
+                     for gv, plural, kind, namespaced in served if gv == group_version]
+        items.append({"metadata": {"name": group},
+                      "versions": [{"version": version, "freshness": "Current", "resources": resources}]})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
+
+
+def _json(body: Mapping[str, Any], status: int = 200, content_type: str = "application/json") -> Response:
+    return Response(status, {"Content-Type": content_type}, json.dumps(body).encode())
+
+
+def _status(code: int, reason: str, message: str, details: Mapping[str, Any] | None = None) -> Response:
     """An error as the API answers it: a `Status` object."""
     return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-                  "reason": reason, "code": code}, code)
+                  "reason": reason, "code": code, **({"details": details} if details else {})}, code)
+
+
+def _not_found(plural: str, name: str) -> Response:
+    return _status(404, "NotFound", f'{plural} "{name}" not found')

@@ -96,12 +96,12 @@ def cosign_sign(key: SigningKey, data: bytes) -> bytes:
     return key.sign(data, ec.ECDSA(hashes.SHA256()))
 
 
-def cosign_payload(digest: str, reference: str = "registry.example/team/app",
+def cosign_payload(digest: str, reference: object = "registry.example/team/app",
                    kind: str = "cosign container image signature") -> bytes:
-    """The simple-signing payload cosign signs for an image."""
+    """The simple-signing payload cosign signs for an image; `reference` None leaves `identity` out."""
+    identity = {} if reference is None else {"identity": {"docker-reference": reference}}
     document = {
-        "critical": {"identity": {"docker-reference": reference}, "image": {"docker-manifest-digest": digest},
-                     "type": kind},
+        "critical": {**identity, "image": {"docker-manifest-digest": digest}, "type": kind},
         "optional": None,
     }
     return json.dumps(document, separators=(",", ":")).encode()

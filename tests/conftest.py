@@ -28,6 +28,8 @@ UNPACED = ("--rate", "public.ecr.aws=1000")
 
 # The official helm binaries, one per major version (scripts/install_helm.sh installs them).
 HELM_BINARIES = {major: Path(__file__).parents[1] / ".venv" / "helm" / major / "helm" for major in ("3", "4")}
+# The official kubectl 1.35 (kustomize 5.7), from npm, as scripts/install_helm.sh installs it.
+KUBECTL = Path(__file__).parents[1] / ".venv" / "kubectl" / "kubectl"
 
 
 @pytest.fixture(params=sorted(HELM_BINARIES), ids=lambda major: f"helm{major}")
@@ -37,6 +39,16 @@ def helm(request: pytest.FixtureRequest) -> str:
     if not binary.is_file():
         pytest.skip(f"no Helm {request.param} at {binary} (scripts/install_helm.sh installs it)")
     return str(binary)
+
+
+@pytest.fixture
+def kubectl() -> str:
+    """The official kubectl; in CI its absence fails the test, since setup installs it."""
+    if not KUBECTL.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"no kubectl at {KUBECTL}: scripts/install_helm.sh installs it")
+        pytest.skip(f"no kubectl at {KUBECTL} (scripts/install_helm.sh installs it)")
+    return str(KUBECTL)
 
 
 @pytest.fixture

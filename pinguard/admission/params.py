@@ -25,16 +25,25 @@ it too. The layout (`n`x`m`) is the smallest that fits; a cell's name says its p
 in it and its range and class are the ones its place says, so cells of two locks of
 one layout, mixed mid-update, each judge what they always judged.
 
+The grid copies each digest into every class of its range and each name into every
+range of its class, so a large lock fits no grid of `MAX_CELLS` (20,000 entries of
+three digests need about 300 cells). Such a lock is written as digests only: `n`
+ranges of one class, no name keys, and `names.omitted` set. Its cells judge exactly
+what the cells of an `n`x1 grid judge (a container in the cell of its digest's range),
+so they share the grid's names and label; only the denial is vaguer, naming no entry.
+
 What fits: the API server refuses a ConfigMap whose values exceed 1 MiB, and etcd a
 request over 1.5 MiB, which counts the whole stored object: keys and values, metadata,
 and the `managedFields` of server-side apply, which repeat every key once for each
 field manager that applied it. `stored_size` counts keys three times (the data, two
 managers), the metadata three times, and a margin; each ConfigMap is kept under
-`STORED_BUDGET`, below both limits; a lock that needs more than `MAX_CELLS` of them is
-refused, with its size and the limit.
+`STORED_BUDGET`, below both limits; a lock whose digests alone need more than
+`MAX_CELLS` of them is refused, with what each digest costs and how many it needs.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +56,7 @@ from pinguard.lock.lockfile import LockEntry
 from pinguard.reference import parse
 
 FROM, TO, CLASS, CLASSES = "digests.from", "digests.to", "names.class", "names.classes"
+OMITTED = "names.omitted"  # set ("true") in the cells of a layout of digests only; absent elsewhere
 NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 KEY_ESCAPES = (("_", "__"), ("/", "_s"), (":", "_c"), ("[", "_l"), ("]", "_r"))  # in this order
 KEY_LIMIT = 253  # characters in a ConfigMap key
@@ -58,6 +68,7 @@ _MANAGERS = 2  # field managers assumed to own every key (`kubectl apply --serve
 _ENTRY_OVERHEAD = 8  # bytes around a key and value in the protobuf etcd stores, and around a key in managedFields
 _MARGIN = 4096  # uid, timestamps, resourceVersion, the encryption envelope
 _RANGES = 256  # digest ranges are cut on the first two hex digits
+_HEX_DIGITS = 64  # of a digest, its key
 # Bytes of a cell's metadata but its annotations: name (at most 253 and the cell's place), namespace, four labels.
 _METADATA = 1024
 
@@ -66,9 +77,16 @@ _METADATA = 1024
 class Layout:
     ranges: int  # n: digest ranges
     classes: int  # m: name classes
+    names: bool = True  # False: digests only (one class), no entry named
 
     def __str__(self) -> str:
         return f"{self.ranges}x{self.classes}"
+
+    def settings(self, index: int, name_class_: int) -> dict[str, str]:
+        """What the cell of range `index` and class `name_class_` says of its place: what it judges."""
+        first, last = _range(index, self.ranges)
+        return {FROM: first, TO: last, CLASS: str(name_class_), CLASSES: str(self.classes),
+                **({} if self.names else {OMITTED: "true"})}
 
 
 @dataclass(frozen=True)
@@ -81,7 +99,8 @@ class Cell:
     @property
     def id(self) -> str:
         """The cell's place: `<range>-<class>-of-<n>x<m>`; empty in a layout of one."""
-        return "" if self.layout == Layout(1, 1) else f"{self.range}-{self.name_class}-of-{self.layout}"
+        return "" if (self.layout.ranges, self.layout.classes) == (1, 1) else (
+            f"{self.range}-{self.name_class}-of-{self.layout}")
 
 
 def entry_name(entry: LockEntry, lockfile: str) -> str:
@@ -113,21 +132,28 @@ def _places(name: str) -> int:
 
 def cells(source: Source) -> list[Cell]:
     """The lock's params, split over the smallest layout whose every cell fits."""
-    digests = sorted({digest.removeprefix("sha256:") for digest in source.digests()})
+    digests = _digests(source)
     names = _names(source)
     layout = _layout(source, digests, names)
     by_class: list[dict[str, str]] = [{} for _ in range(layout.classes)]
-    for name, hex_ in names.items():
-        by_class[name_class(name, layout.classes)][key(name)] = hex_
+    if layout.names:
+        for name, hex_ in names.items():
+            by_class[name_class(name, layout.classes)][key(name)] = hex_
     found = []
     for index in range(layout.ranges):
         first, last = _range(index, layout.ranges)
-        in_range = dict.fromkeys((digest for digest in digests if first <= digest[:2] <= last), "")
+        # Sorted, so a range is a slice: `g` follows every hex digit.
+        in_range = dict.fromkeys(digests[bisect.bisect_left(digests, first):bisect.bisect_left(digests, last + "g")],
+                                 "")
         for name_class_, class_names in enumerate(by_class):
-            data = {**in_range, **class_names, FROM: first, TO: last, CLASS: str(name_class_),
-                    CLASSES: str(layout.classes)}
+            data = {**in_range, **class_names, **layout.settings(index, name_class_)}
             found.append(Cell(layout, index, name_class_, dict(sorted(data.items()))))
     return found
+
+
+def layout_of(source: Source) -> Layout:
+    """The layout `cells` splits the lock over, without building the cells."""
+    return _layout(source, _digests(source), _names(source))
 
 
 def stored_size(obj: Mapping[str, Any]) -> int:
@@ -136,6 +162,11 @@ def stored_size(obj: Mapping[str, Any]) -> int:
     entries = sum(_entry_size(k, v) for k, v in data.items())
     metadata = len(json.dumps(obj["metadata"]).encode())
     return entries + (_MANAGERS + 1) * metadata + _MARGIN
+
+
+def _digests(source: Source) -> list[str]:
+    """The hex of every digest the lock vouches for, sorted."""
+    return sorted({digest.removeprefix("sha256:") for digest in source.digests()})
 
 
 def _names(source: Source) -> dict[str, str]:
@@ -165,18 +196,28 @@ def _entry_size(key_: str, value: str) -> int:
     return len(key_) + len(value.encode()) + _ENTRY_OVERHEAD + _MANAGERS * (len(key_) + _ENTRY_OVERHEAD)
 
 
+_DIGEST_SIZE = _entry_size("0" * _HEX_DIGITS, "")  # what a digest costs a cell as stored
+
+
 def _layout(source: Source, digests: list[str], names: Mapping[str, str]) -> Layout:
-    """The smallest grid (fewest cells, then fewest name classes) whose every cell fits."""
-    prefix_sizes = [0] * _RANGES
+    """The smallest grid (fewest cells, then fewest name classes) whose every cell fits; else the fewest ranges of
+    digests only that fit."""
+    per_prefix = [0] * _RANGES
     for digest in digests:
-        prefix_sizes[int(digest[:2], 16)] += _entry_size(digest, "")
+        per_prefix[int(digest[:2], 16)] += 1
     metadata = _METADATA + len(json.dumps(source.annotations()).encode())
     budget = STORED_BUDGET - 4 * _entry_size(CLASSES, str(MAX_CELLS)) - (_MANAGERS + 1) * metadata - _MARGIN
 
+    def fullest_range(ranges: int) -> int:
+        """The most digests a range of `ranges` holds."""
+        bounds = [_RANGES * index // ranges for index in range(ranges + 1)]
+        return max(sum(per_prefix[start:end]) for start, end in itertools.pairwise(bounds))
+
     name_sizes = [(_places(name), _entry_size(key(name), hex_)) for name, hex_ in names.items()]
+    all_names = sum(size for _, size in name_sizes)
 
     @cache
-    def largest_class(classes: int) -> int:
+    def fullest_class(classes: int) -> int:
         sizes = [0] * classes
         for places, size in name_sizes:
             sizes[places % classes] += size
@@ -184,13 +225,28 @@ def _layout(source: Source, digests: list[str], names: Mapping[str, str]) -> Lay
 
     for total in range(1, MAX_CELLS + 1):
         for classes in (m for m in range(1, total + 1) if total % m == 0 and total // m <= _RANGES):
-            ranges = total // classes
-            largest_range = max(sum(prefix_sizes[int(first, 16):int(last, 16) + 1])
-                                for first, last in (_range(index, ranges) for index in range(ranges)))
-            if largest_range + largest_class(classes) <= budget:
-                return Layout(ranges, classes)
-    size = sum(prefix_sizes) + sum(_entry_size(key(name), hex_) for name, hex_ in names.items())
-    raise PinguardError(
-        f"{source.lockfile}: {len(digests)} digests and {len(names)} entries make admission params of about "
-        f"{size // 1024} KiB, more than {MAX_CELLS} ConfigMaps of {STORED_BUDGET // 1024} KiB hold (etcd stores at "
-        f"most {ETCD_LIMIT // 1024} KiB an object): lock fewer images, or export a lock for each part of the cluster")
+            room = budget - fullest_range(total // classes) * _DIGEST_SIZE
+            # A class holds at least the mean: most grids are ruled out before their classes are counted.
+            if all_names <= room * classes and fullest_class(classes) <= room:
+                return Layout(total // classes, classes)
+    budget -= _entry_size(OMITTED, "true")
+    for ranges in range(1, MAX_CELLS + 1):
+        if fullest_range(ranges) * _DIGEST_SIZE <= budget:
+            return Layout(ranges, 1, names=False)
+    raise PinguardError(_too_large(source.lockfile, len(digests), budget, fullest_range(MAX_CELLS)))
+
+
+def _too_large(lockfile: str, digests: int, budget: int, fullest: int) -> str:
+    """Why no layout fits, in numbers that add up: a lock of digests only needs this many ConfigMaps."""
+    held = max(budget, 0) // _DIGEST_SIZE
+    needed = f"at least {-(-digests // held):,}" if held else "more than any number of"
+    split = (f"more than the {MAX_CELLS} ConfigMaps pinguard writes at most" if not held or digests > held * MAX_CELLS
+             else f"and split by their first two hex digits over {MAX_CELLS} ConfigMaps, the fullest holds "
+             f"{fullest:,}, more than {held:,}")
+    entry = _HEX_DIGITS + _ENTRY_OVERHEAD
+    return (f"{lockfile}: the lock's {digests:,} digests do not fit in admission params: each costs {_DIGEST_SIZE} "
+            f"bytes as etcd stores it ({entry} for its key in the data, and {entry} again in each of {_MANAGERS} "
+            f"field managers' managedFields), {digests * _DIGEST_SIZE // 1024:,} KiB in all; a ConfigMap of at most "
+            f"{STORED_BUDGET // 1024} KiB ({STORED_BUDGET:,} bytes, {STORED_BUDGET - budget:,} of them metadata and "
+            f"settings) holds {held:,}, so they need {needed} ConfigMaps, {split} (etcd stores at most "
+            f"{ETCD_LIMIT // 1024} KiB an object): lock fewer images, or export a lock for each part of the cluster")

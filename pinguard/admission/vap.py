@@ -3,6 +3,8 @@
 The objects of one export, applied in this order (`objects`), so nothing is bound
 before what it reads is there:
 
+- what keeps the API server reading params ConfigMaps whatever else is deleted
+  (`keepalive`: Kubernetes #130887);
 - the params: ConfigMaps in kube-system holding the locked digests and, for each
   entry, its index digest under its name and tag (`params` says how, and how a lock
   too large for one ConfigMap is split over several);
@@ -28,7 +30,9 @@ had is not refused again, so labelling or finalizing a pod made before the polic
 works, while every new pod, and every changed image, must be locked. A denial names the
 container, the image, and the entry it should have been pinned to: the image's name and
 tag are written the one way the lock's are (`name_of`: `nginx:1.25` is
-`docker.io/library/nginx:1.25`), encoded into a key (`key_of`) and looked up.
+`docker.io/library/nginx:1.25`), encoded into a key (`key_of`) and looked up; params
+of digests only (a lock too large to name its entries in every cell) name none, and
+the denial says so rather than that the lock has no entry.
 
 The expressions use the CEL of every API server VAP supports: the standard macros
 (`has`, `all`, `exists`, `filter`, `map`), `in`, `+`, `%`, `size`, `matches` (RE2, a
@@ -47,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pinguard.admission import keepalive
 from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 from pinguard.admission.objects import (
     EXEMPT_NAMESPACE,
@@ -59,7 +64,7 @@ from pinguard.admission.objects import (
     labels,
     object_name,
 )
-from pinguard.admission.params import CLASS, CLASSES, FROM, KEY_ESCAPES, NAME_ALPHABET, TO, Cell, cells
+from pinguard.admission.params import CLASS, CLASSES, FROM, KEY_ESCAPES, NAME_ALPHABET, OMITTED, TO, Cell, cells
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 PLURALS = {"ValidatingAdmissionPolicy": "validatingadmissionpolicies",
@@ -71,6 +76,8 @@ PINNED = "^[^@]+@sha256:[0-9a-f]{64}$"
 MESSAGE = ("every container, init container and ephemeral container must run an image pinned to a digest of the "
            "lock (`pinguard pin`)")
 NO_ENTRY = "the lock has no entry for it: `pinguard lock`, then `pinguard pin`"
+# Params of digests only name no entry: whether the lock has one is not known here.
+UNNAMED = "pin it with `pinguard pin` (after `pinguard lock` if the lock has no entry for it)"
 
 
 def objects(source: Source, bound: Sequence[str], mode: str, kinds: Sequence[KindGroup] = ()) -> list[dict[str, Any]]:
@@ -78,7 +85,8 @@ def objects(source: Source, bound: Sequence[str], mode: str, kinds: Sequence[Kin
     there to read."""
     found = cells(source)
     groups = (*BUILT_IN, *kinds)
-    return [*(params(source, cell, bound) for cell in found), *(policy(group, bound) for group in groups),
+    return [*keepalive.objects(), *(params(source, cell, bound) for cell in found),
+            *(policy(group, bound) for group in groups),
             *(binding(group, cell, bound, mode) for group in groups for cell in found)]
 
 
@@ -249,7 +257,8 @@ def variables(group: KindGroup) -> list[tuple[str, str]]:
 
 VALIDATION = "variables.refused.all(l, l.size() == 0)"
 _DENIAL = ("'container ' + c[0] + ': image `' + c[1] + '` is not pinned to a digest of the lock; ' +\n"
-           f"  (k in params.data ? 'pin it to ' + n + '@sha256:' + params.data[k] : '{NO_ENTRY}')")
+           f"  (k in params.data ? 'pin it to ' + n + '@sha256:' + params.data[k] :\n"
+           f"   '{OMITTED}' in params.data ? '{UNNAMED}' : '{NO_ENTRY}')")
 MESSAGE_EXPRESSION = (
     "variables.refused.filter(l, l.size() > 0).map(l, l[0]).map(c,\n"
     f"  {_let(name_of('c[1]'), 'n', _let(key_of('n'), 'k', _DENIAL))}\n"

@@ -6,15 +6,20 @@ the name, or copied to it, when untagged: `pinguard.lock.locked`, as `check` jud
 reference), and every container whose image is not pinned to a digest;
 apart from them, the sidecars
 the policy allows (its `sidecars:` entries; the policy is `.pinguard.yaml` when there
-is one, else the preset `default`, or those named). Exit 1 when anything but allowed
-sidecars is reported, 0 otherwise.
+is one, else the preset `default`, or those named). Also reported, cluster-wide, when
+the API lets them be read: pinguard's admission bindings whose params ConfigMap does not
+exist, and a missing keepalive binding (`pinguard.launch.bindings`); where it does not
+(403), that is said once on stderr and the pods are audited all the same. Exit 1 when
+anything but allowed sidecars is reported, 0 otherwise.
 """
 from __future__ import annotations
 
 import json
 
+from pinguard import untrusted_text
 from pinguard.commands.options import Options
-from pinguard.launch.cluster import connect
+from pinguard.launch import bindings
+from pinguard.launch.cluster import Kube, Refused, connect
 from pinguard.launch.pods import containers, judge
 from pinguard.lock import lockfile
 from pinguard.policy.model import Policy
@@ -29,20 +34,35 @@ def audit(options: Options, policy: Policy, *, namespace: str | None = None, all
     reports = [report for verdict in judged for report in verdict.problems]
     allowed = [report for verdict in judged for report in verdict.allowed]
     counted = sum(1 for pod in pods for _ in containers(pod))
+    admission = _bindings(kube, options)
+    problems = len(reports) + len(admission.problems)
     if fmt == "json":
-        summary = {"pods": len(pods), "containers": counted, "reported": len(reports), "allowed": len(allowed)}
+        summary = {"pods": len(pods), "containers": counted, "reported": problems, "allowed": len(allowed)}
         json.dump({"containers": [r.to_json() for r in reports], "allowed": [r.to_json() for r in allowed],
+                   "admission": {"bindings": admission.bindings, "problems": [p.to_json() for p in admission.problems]},
                    "summary": summary}, options.stdout, indent=2)
         options.stdout.write("\n")
     else:
-        for report in [*reports, *([] if options.quiet else allowed)]:
+        for report in [*reports, *admission.problems, *([] if options.quiet else allowed)]:
             print(report, file=options.stdout)
-        if reports or not options.quiet:
+        if problems or not options.quiet:
             where = "all namespaces" if all_namespaces else f"namespace {namespace or kube.namespace}"
             besides = f", {_count(len(allowed), 'sidecar')} allowed by policy" if allowed else ""
-            print(f"{_count(len(reports), 'problem')}{besides}; checked {_count(counted, 'container')} in "
-                  f"{_count(len(pods), 'pod')} ({where})", file=options.stdout)
-    return 1 if reports else 0
+            also = f" and {_count(admission.bindings, 'admission binding')}" if admission.bindings else ""
+            print(f"{_count(problems, 'problem')}{besides}; checked {_count(counted, 'container')} in "
+                  f"{_count(len(pods), 'pod')}{also} ({where})", file=options.stdout)
+    return 1 if problems else 0
+
+
+def _bindings(kube: Kube, options: Options) -> bindings.Checked:
+    """pinguard's admission bindings judged; where the API does not let them be read, said once, and none."""
+    try:
+        return bindings.check(kube)
+    except Refused as refused:
+        if refused.status != 403:
+            raise
+        print(f"pinguard: admission bindings not checked: {untrusted_text.shown(str(refused))}", file=options.stderr)
+        return bindings.Checked(0, [])
 
 
 def _count(number: int, word: str) -> str:

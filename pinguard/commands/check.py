@@ -22,11 +22,11 @@ def check(paths: list[str], options: Options, policy: Policy, *, fmt: str = "tex
     result = lint(paths, policy, options.lockfile)
     for error in result.errors:
         print(f"pinguard: {error}", file=options.stderr)
-    rendered = io.StringIO()
-    FORMATS[fmt](result.findings, rendered)
-    if output is None:
-        options.stdout.write(rendered.getvalue())
+    if output is None:  # written as it is rendered: a report of many findings is never held whole
+        FORMATS[fmt](result.findings, options.stdout)
     else:
+        rendered = io.StringIO()
+        FORMATS[fmt](result.findings, rendered)
         write_output(output, rendered.getvalue().encode("utf-8"), "the report")
     if result.errors:
         return 2

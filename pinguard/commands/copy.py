@@ -51,7 +51,8 @@ def copy(path: Path, to: str, online: OnlineSettings, *, stdout: TextIO, keep_re
     failures += [f"{o.plan.entry.name}:{o.plan.entry.tag}: {error}" for o in outcomes for error in o.errors]
     print(_summary(outcomes, destination, dry_run), file=stdout)
     if not dry_run:
-        record_copies(path, [outcome.plan for outcome in outcomes if outcome.ok])
+        for line in record_copies(path, [outcome.plan for outcome in outcomes if outcome.ok]):
+            print(line, file=stdout)
     if failures:
         copied = sum(outcome.ok for outcome in outcomes)
         verb = "would not be copied" if dry_run else "not copied"

@@ -25,7 +25,9 @@ def update(paths: list[str], options: Options, sources: SourceSettings, online: 
     if not dry_run:
         recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
     result = scan_for_writing(paths, sources)
-    with exclusive(options.lockfile):  # from the plan to the commit: no other writer comes between
+    with exclusive(options.lockfile, clear=not dry_run) as cleared:  # from the plan to the commit: no other writer
+        for line in cleared:
+            print(f"pinguard: {line}", file=options.stderr)
         plan = plan_update(result, options.lockfile, online)
         for line in plan.corrected:
             print(f"pinguard: warning: {line}", file=options.stderr)

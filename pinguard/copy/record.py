@@ -12,10 +12,11 @@ from pinguard.lock.exclusive import exclusive
 from pinguard.lock.lockfile import Copy
 
 
-def record_copies(path: Path, copied: Sequence[ImagePlan]) -> None:
+def record_copies(path: Path, copied: Sequence[ImagePlan]) -> list[str]:
     """The copies recorded in the lock as it is now (read again: it may have changed meanwhile), for entries
-    still locked at the digest copied. A copy already recorded keeps its time: the lock changes only for news."""
-    with exclusive(path):
+    still locked at the digest copied. A copy already recorded keeps its time: the lock changes only for news.
+    Returns what a killed writer left that was cleared (`exclusive`)."""
+    with exclusive(path) as cleared:
         lock = lockfile.read(path)
         news = []
         for plan in copied:
@@ -25,3 +26,4 @@ def record_copies(path: Path, copied: Sequence[ImagePlan]) -> None:
                 news.append(replace(entry, copies=(*entry.copies, Copy(plan.target, utc_now()))))
         if news:
             lockfile.write(path, lock.with_entries(news))
+    return cleared

@@ -12,7 +12,8 @@ read back from the target before the copy counts.
   range read while the last is sent: no blob is ever held whole. Ranges are asked of the
   source registry through its pacer; where it redirects them to a CDN, the next ranges go
   straight there, unpaced (the quota is the registry's, the CDN has none).
-- Manifests are put once every blob of an image is there, children before parents. The
+- Manifests are put once every blob of an image is there, children before parents, each
+  manifest once however many images of the lock share it (tagged again for each tag). The
   registry hashes every blob at the final PUT of its upload and every manifest it is given,
   so a copy killed at any point serves nothing half-written, and the next run goes on from
   what is complete.
@@ -99,6 +100,8 @@ class Copier:
         self._lock = threading.Lock()
         self._holders: dict[tuple[str, str], list[str]] = {}  # (registry, blob digest) -> repositories holding it
         self._firsts: dict[tuple[str, str], threading.Event] = {}  # set once the blob's first copy is over
+        # (registry, repository, manifest digest) -> set once its first put is over
+        self._manifests_put: dict[tuple[str, str, str], threading.Event] = {}
         self._uploaders: dict[str, Uploader] = {}
         self._pool: ThreadPoolExecutor | None = None
 
@@ -251,8 +254,8 @@ class Copier:
         try:
             for node in each.missing:
                 if not self._dry_run:
-                    read = _put(uploader, plan.target_repository, node)
-                    if node.subject is not None and node.listed_as is not None and not read:
+                    read = self._put_once(uploader, plan.target_repository, node)
+                    if node.subject is not None and node.listed_as is not None and read is False:
                         unlisted.setdefault(node.subject, []).append(node.listed_as)
                 each.tally.manifests += 1
             for subject, listed in unlisted.items():
@@ -263,6 +266,26 @@ class Copier:
         except PinguardError as exc:
             each.errors.append(str(exc))
         self._finish(each)
+
+    def _put_once(self, uploader: Uploader, repository: str, node: Node) -> bool | None:
+        """`node` put, each manifest once however many images share it (two tags of one image): a registry
+        given one manifest twice at once may refuse the index over it. Another image's put is waited for; then an
+        untagged manifest is not sent again (None), a tagged one is, to tag it. Whether the registry read its
+        subject, as `_put` says."""
+        key = (uploader.registry, repository, node.body.digest)
+        with self._lock:
+            first = self._manifests_put.get(key)
+            mine = first is None
+            if first is None:
+                first = self._manifests_put[key] = threading.Event()
+        if not mine:
+            first.wait()
+            if node.tag is None:
+                return None
+        try:
+            return _put(uploader, repository, node)
+        finally:
+            first.set()
 
     def _finish(self, each: _Copy) -> None:
         with self._lock:

@@ -10,6 +10,11 @@ its image, or the job is deleted on the spot. A container the manifest does not 
 (a sidecar a webhook injected) may run instead when the policy's `sidecars:` allow it:
 it is reported, not confirmed.
 
+With `--admission`, the lock's ValidatingAdmissionPolicies are server-side applied first,
+by the field manager every pinguard command names (`objects.FIELD_MANAGER`, forced), then
+what an export of another layout left for the job's namespace is deleted: apply, then
+prune, so some binding reads params throughout (`pinguard.admission.keepalive`).
+
 Imported only by `run` and `audit`, when they reach a cluster: the `kubernetes` client
 (the `k8s` extra) and ray are needed here and nowhere else.
 """
@@ -21,9 +26,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
-from pinguard import untrusted_json
+from pinguard import untrusted_json, untrusted_text
 from pinguard.admission import vap
-from pinguard.admission.objects import Source
+from pinguard.admission.objects import (
+    COMPONENT,
+    FIELD_MANAGER,
+    KEEPALIVE_COMPONENT,
+    LAYOUT_LABEL,
+    PARAMS_NAMESPACE,
+    SCOPE_LABEL,
+    Source,
+)
 from pinguard.errors import PinguardError
 from pinguard.launch.guards import SERVICE_ACCOUNT, image_id_digest
 from pinguard.launch.pods import Report, containers, judge, started
@@ -39,10 +52,18 @@ except ModuleNotFoundError as missing:  # the `k8s` extra is not installed
     raise PinguardError(f"reaching a cluster needs the kubernetes client ({missing.name} is missing): "
                         "pip install 'pinguard[k8s]'") from None
 
-FIELD_MANAGER = "pinguard"  # who server-side applies the admission objects
+BINDING = "ValidatingAdmissionPolicyBinding"
 TERMINAL = ("SUCCEEDED", "FAILED", "STOPPED")  # Ray job statuses, as KubeRay's status.jobStatus repeats them
 DASHBOARD_PORT = 8265  # where the head serves Ray's job submission API
 SUBMITTER_CONTAINER = "ray-job-submitter"  # KubeRay's own: the default submitter pod's, or the head's in SidecarMode
+
+
+class Refused(PinguardError):
+    """The API server answered a call with an error `status` (403, 404, ...)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Kube:
@@ -89,24 +110,74 @@ class Kube:
             if kind == "ConfigMap":
                 response = self._core.patch_namespaced_config_map(name, namespace, body, **how)
             else:
-                group, _, version = str(body["apiVersion"]).partition("/")
-                response = self._custom.patch_cluster_custom_object(group, version, vap.PLURALS[kind], name, body,
+                response = self._custom.patch_cluster_custom_object(*_group_version(), vap.PLURALS[kind], name, body,
                                                                     **how)
         response.drain_conn()
 
+    def listed(self, kind: str, namespace: str | None = None, selector: str | None = None) -> list[dict[str, Any]]:
+        """The ConfigMaps of `namespace`, or the admission policies or bindings, selected by label."""
+        what = f"listing {_plural(kind)}{f' in namespace {namespace}' if namespace else ''}"
+        with _calling(what):
+            if kind == "ConfigMap":
+                response = self._core.list_namespaced_config_map(namespace, label_selector=selector,
+                                                                 _preload_content=False)
+            else:
+                response = self._custom.list_cluster_custom_object(*_group_version(), vap.PLURALS[kind],
+                                                                   label_selector=selector, _preload_content=False)
+        return _items(what, response)
+
+    def remove(self, kind: str, name: str, namespace: str | None = None) -> None:
+        """Delete a ConfigMap or an admission policy or binding; one already gone is no error."""
+        try:
+            with _calling(f"deleting {kind} {f'{namespace}/' if namespace else ''}{name}"):
+                if kind == "ConfigMap":
+                    response = self._core.delete_namespaced_config_map(name, namespace, _preload_content=False)
+                else:
+                    response = self._custom.delete_cluster_custom_object(*_group_version(), vap.PLURALS[kind], name,
+                                                                         _preload_content=False)
+                response.drain_conn()
+        except Refused as refused:
+            if refused.status != 404:
+                raise
+
+    def has_config_map(self, namespace: str, name: str) -> bool:
+        try:
+            with _calling(f"reading ConfigMap {namespace}/{name}"):
+                self._core.read_namespaced_config_map(name, namespace, _preload_content=False).drain_conn()
+        except Refused as refused:
+            if refused.status == 404:
+                return False
+            raise
+        return True
+
     def pods(self, namespace: str | None, selector: str | None = None) -> list[dict[str, Any]]:
         """Pods as the API serves them (JSON), of one namespace or, for None, of all."""
-        with _calling(f"listing pods{f' in namespace {namespace}' if namespace else ''}"):
+        what = f"listing pods{f' in namespace {namespace}' if namespace else ''}"
+        with _calling(what):
             if namespace is None:
                 response = self._core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)
             else:
                 response = self._core.list_namespaced_pod(namespace, label_selector=selector, _preload_content=False)
-            try:
-                listed = untrusted_json.loads(response.data)
-            except ValueError as exc:
-                raise PinguardError(f"listing pods: the API server's answer is not a pod list: {exc}") from None
-        items = listed.get("items") if isinstance(listed, dict) else None
-        return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+        return _items(what, response)
+
+
+def _items(what: str, response: Any) -> list[dict[str, Any]]:
+    """The objects of a list the API server answered."""
+    try:
+        listed = untrusted_json.loads(response.data)
+    except ValueError as exc:
+        raise PinguardError(f"{what}: the API server's answer is not a list: {exc}") from None
+    items = listed.get("items") if isinstance(listed, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _group_version() -> tuple[str, str]:
+    group, _, version = vap.API_VERSION.partition("/")
+    return group, version
+
+
+def _plural(kind: str) -> str:
+    return "configmaps" if kind == "ConfigMap" else vap.PLURALS[kind]
 
 
 def connect(env: Mapping[str, str]) -> Kube:
@@ -140,7 +211,7 @@ def _calling(what: str, hint: str = "") -> Iterator[None]:
         except (TypeError, ValueError, AttributeError):  # no body, or not a Status
             message = ""
         why = f"{exc.status} {exc.reason}{f': {message}' if message else ''}"
-        raise PinguardError(f"{what}: {why}{f' ({hint})' if hint and exc.status == 404 else ''}") from None
+        raise Refused(f"{what}: {why}{f' ({hint})' if hint and exc.status == 404 else ''}", exc.status) from None
     except urllib3.exceptions.HTTPError as exc:
         raise PinguardError(f"{what}: no answer: {exc}") from None
 
@@ -294,13 +365,14 @@ def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: TextIO | N
     """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why
     on `stderr`. How it goes is said on `progress`, when given.
 
-    With `admission`, the lock is applied as a ValidatingAdmissionPolicy bound to the job's namespace first.
+    With `admission`, the lock is applied as ValidatingAdmissionPolicies bound to the job's namespace first
+    (`admit_only_the_lock`).
     """
     kube = connect(env)
     namespace = job.namespace or kube.namespace
     job.body["metadata"]["namespace"] = namespace
     if admission is not None:
-        _admit_only_the_lock(kube, admission, namespace, progress)
+        admit_only_the_lock(kube, admission, namespace, progress)
     created = kube.create(job, namespace)
     launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), env, progress, stderr)
     launched.say(f"created {launched.what} on {kube.host}")
@@ -308,13 +380,42 @@ def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: TextIO | N
     return _watch(launched, target, lock, timeout, poll, sidecars)
 
 
-def _admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: TextIO | None) -> None:
-    """Apply the params, the policy and a binding to `namespace`, in that order: no moment denies every pod."""
-    for body in vap.objects(source, (namespace,), "deny"):
+def admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: TextIO | None) -> None:
+    """Apply the keepalive, the params, the policies and their bindings to `namespace`, in that order, then delete
+    the bindings and params an export of another layout left for it: no moment denies every pod, and no moment
+    leaves the API server without a binding that reads params (Kubernetes #130887)."""
+    exported = vap.objects(source, (namespace,), "deny")
+    for body in exported:
         kube.apply(body)
-        if progress is not None:
-            where = f"{body['metadata']['namespace']}/" if "namespace" in body["metadata"] else ""
-            print(f"applied {body['kind']} {where}{body['metadata']['name']}", file=progress, flush=True)
+        _say(progress, "applied", body)
+    labels = next(b["metadata"]["labels"] for b in exported if b["kind"] == BINDING and LAYOUT_LABEL in
+                  b["metadata"]["labels"])
+    scope, layout = labels[SCOPE_LABEL], labels[LAYOUT_LABEL]
+    for kind, where in ((BINDING, None), ("ConfigMap", PARAMS_NAMESPACE)):
+        for body in kube.listed(kind, where, f"{SCOPE_LABEL}={scope},{LAYOUT_LABEL}!={layout}"):
+            name = _of_another_layout(body, scope, layout)
+            if name is not None:
+                kube.remove(kind, name, where)
+                _say(progress, "deleted", {"kind": kind, "metadata": {"name": name,
+                                                                      **({"namespace": where} if where else {})}})
+
+
+def _of_another_layout(body: Mapping[str, Any], scope: str, layout: str) -> str | None:
+    """The name of a listed object the selector `scope=…,layout!=…` selects, held again against what the server
+    served, so a server that ignored the selector costs nothing; never the keepalive's (it has no scope)."""
+    metadata = body.get("metadata")
+    found = metadata.get("labels") if isinstance(metadata, dict) else None
+    if not isinstance(found, dict) or not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+        return None
+    selected = found.get(SCOPE_LABEL) == scope and found.get(LAYOUT_LABEL) != layout
+    return str(metadata["name"]) if selected and found.get(COMPONENT) != KEEPALIVE_COMPONENT else None
+
+
+def _say(progress: TextIO | None, done: str, body: Mapping[str, Any]) -> None:
+    if progress is not None:
+        metadata = body["metadata"]
+        where = f"{metadata['namespace']}/" if "namespace" in metadata else ""
+        print(f"{done} {body['kind']} {where}{untrusted_text.shown(metadata['name'])}", file=progress, flush=True)
 
 
 def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float,

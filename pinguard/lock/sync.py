@@ -59,7 +59,7 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: s
     tag-digest-mismatch, option `lock`).
     """
     unchanged = f"{path} left unchanged"
-    with exclusive(path):
+    with exclusive(path) as cleared:
         current, text = lockfile.read_with_text(path)
         wanted = _wanted(result)
         kept = current.referenced(wanted.keys())
@@ -74,7 +74,7 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: s
             new_entries, warnings, updated = _reach_registries(kept, missing, result, settings, mismatch, unchanged)
         if lockfile.dumps(updated) != text:
             lockfile.write(path, updated)
-    return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped, tuple(warnings))
+    return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped, (*cleared, *warnings))
 
 
 def _refuse_to_drop(empty: list[str], dropped: int, path: Path) -> None:

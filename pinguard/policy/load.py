@@ -37,6 +37,7 @@ A policy file is YAML:
       keys: [cosign.pub]        # PEM public keys for cosign key-based signatures
       trusted-root: trusted_root.json   # Sigstore trusted root, for keyless bundles (offline)
       notation-certs: [ca.pem]  # PEM CA certificates Notation signatures must chain to
+      notation-signing-authorities: [sa.pem]  # Notation signing authorities: their signing time is taken
     sidecars:                   # `run` and `audit`: containers injected into the pods (a service-mesh
       - name: istio-proxy       # proxy, a secrets agent) that may run what the lock does not hold;
         image: "docker.io/istio/proxyv2:*"  # globs on the name and the image, one or both
@@ -75,7 +76,7 @@ _KEYS = ("extends", "exclude", "tags", "rules", "registries", "helm", "kustomize
 _SECTION_KINDS = (("rules", dict), ("exclude", list), ("tags", list), ("registries", dict), ("helm", dict),
                   ("kustomize", dict),
                   ("provenance", dict), ("sidecars", list), ("ecr", dict))
-_PROVENANCE_KEYS = ("lock", "keys", "trusted-root", "notation-certs")
+_PROVENANCE_KEYS = ("lock", "keys", "trusted-root", "notation-certs", "notation-signing-authorities")
 _SIDECAR_KEYS = ("name", "image")
 
 
@@ -178,7 +179,9 @@ def _laid_over(base: Layer, top: Layer) -> Layer:
         lock=under.lock if over.lock is None else over.lock,
         keys=under.keys if over.keys is None else over.keys,
         trusted_root=under.trusted_root if over.trusted_root is None else over.trusted_root,
-        notation_certs=under.notation_certs if over.notation_certs is None else over.notation_certs)
+        notation_certs=under.notation_certs if over.notation_certs is None else over.notation_certs,
+        notation_authorities=(under.notation_authorities if over.notation_authorities is None
+                              else over.notation_authorities))
     helm = HelmSettings(top.sources.helm.binary or base.sources.helm.binary,
                         base.sources.helm.deployments + top.sources.helm.deployments)
     return Layer(rules=rules, exclude=base.exclude + top.exclude, tags=top.tags + base.tags,
@@ -375,18 +378,20 @@ def _context(where: str, entry: dict[Any, Any]) -> ClusterContext | None:
 
 
 def _provenance(path: Path, section: dict[Any, Any]) -> ProvenanceSection:
-    """`provenance: {lock, keys, trusted-root, notation-certs}`; paths relative to the policy file."""
+    """`provenance: {lock, keys, trusted-root, notation-certs, notation-signing-authorities}`; paths relative
+    to the policy file."""
     where = f"invalid policy {path}: provenance"
     _known_keys(where, section, _PROVENANCE_KEYS)
     lock = section.get("lock")
     if "lock" in section and not isinstance(lock, bool):
         raise PolicyError(f"{where}.lock: expected true or false")
-    keys, certs = (_files(path, f"{where}.{key}", section, key) for key in ("keys", "notation-certs"))
+    keys, certs, authorities = (_files(path, f"{where}.{key}", section, key)
+                                for key in ("keys", "notation-certs", "notation-signing-authorities"))
     root = section.get("trusted-root")
     if "trusted-root" in section and (not isinstance(root, str) or not root):
         raise PolicyError(f"{where}.trusted-root: expected a file path")
     return ProvenanceSection(lock=lock, keys=keys, trusted_root=path.parent / root if root else None,
-                             notation_certs=certs)
+                             notation_certs=certs, notation_authorities=authorities)
 
 
 def _ecr(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
@@ -443,7 +448,8 @@ def _validated(merged: Layer, paths: str) -> Policy:
         if problem is not None:
             raise PolicyError(f"invalid policy {paths}: rules.{rule}: {problem}")
     provenance = merged.provenance
-    trust = Trust(provenance.keys or (), provenance.trusted_root, provenance.notation_certs or ())
+    trust = Trust(provenance.keys or (), provenance.trusted_root, provenance.notation_certs or (),
+                  provenance.notation_authorities or ())
     helm = replace(merged.sources.helm, rates=tuple(sorted(merged.rates.items())))  # `helm pull`'s pace too
     return Policy(rules=rules, exclude=merged.exclude, tag_rules=TagRules(merged.tags), rates=dict(merged.rates),
                   sources=replace(merged.sources, helm=helm), trust=trust, lock_provenance=bool(provenance.lock),

@@ -76,6 +76,7 @@ class ProvenanceSection:
     keys: tuple[Path, ...] | None = None
     trusted_root: Path | None = None
     notation_certs: tuple[Path, ...] | None = None
+    notation_authorities: tuple[Path, ...] | None = None  # `notation-signing-authorities`
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -10,10 +10,16 @@ from pinguard.provenance.model import OUTDATED, Build, Evidence, Signature
 def lost(before: Evidence, now: Evidence) -> list[str]:
     """What held when the image was locked and no longer does: `verify` findings for the same digest."""
     problems = [f"its provenance was {OUTDATED}"] if before.outdated else []
-    verified_now = {_signer(s) for s in now.signatures if s.verified}
+    verified_now = {_signer(s): s for s in now.signatures if s.verified}
     for signature in before.signatures:
-        if signature.verified and signature.subject is not None and _signer(signature) not in verified_now:
+        if not signature.verified or signature.subject is None:
+            continue
+        found = verified_now.get(_signer(signature))
+        if found is None:
             problems.append(_signature_lost(signature, now))
+        elif signature.reference is not None and found.reference != signature.reference:
+            problems.append(f"the {signature.kind} signature by {signature.identity} on {signature.subject} names "
+                            f"{found.reference or 'no image'} now, not {signature.reference} as the lock records")
     if _builds(before) != _builds(now):
         problems.append(f"its provenance changed: {_describe(before)} -> {_describe(now)}")
     recorded = {(s.digest, s.subject) for s in before.sboms if s.subject is not None}

@@ -15,9 +15,10 @@ SIGSTORE_BUNDLE = "application/vnd.dev.sigstore.bundle.v0.3+json"
 NOTATION_SIGNATURE = "application/vnd.cncf.notary.signature"
 IN_TOTO = "application/vnd.in-toto+json"
 
-# Why evidence recorded before it named its subjects vouches for nothing, and how to record it again.
-OUTDATED = ("recorded by an older pinguard, without the image each signature and SBOM is about: "
-            "run `pinguard lock --provenance` to look again")
+# Why evidence recorded before it named its subjects (or the repository a cosign signature names) vouches for
+# nothing, and how to record it again.
+OUTDATED = ("recorded by an older pinguard, without the image each signature and SBOM is about or the repository "
+            "a cosign signature names: run `pinguard lock --provenance` to look again")
 
 SLSA_V02 = "https://slsa.dev/provenance/v0.2"
 SLSA_V1 = "https://slsa.dev/provenance/v1"
@@ -79,6 +80,9 @@ class Signature:
     verified: bool
     problem: str | None = None  # why it did not verify
     subject: str | None = None  # the digest it signs (the index's, or a platform manifest's); None: not recorded
+    # The image a verified cosign signature says it signs (its payload's docker-reference), as written; "": it
+    # names none. None: not recorded (an older pinguard), or a kind that binds a digest alone (sigstore, notation).
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,5 +105,8 @@ class Evidence:
 
     @property
     def outdated(self) -> bool:
-        """Recorded before evidence named its subject: it vouches for no image until looked for again."""
-        return any(s.subject is None for s in self.signatures) or any(s.subject is None for s in self.sboms)
+        """Recorded before evidence named its subject, or a verified cosign signature the repository it names:
+        it vouches for no image until looked for again."""
+        return (any(s.subject is None or (s.kind == "cosign" and s.verified and s.reference is None)
+                    for s in self.signatures)
+                or any(s.subject is None for s in self.sboms))

@@ -4,12 +4,21 @@ The Notary Project's signature specification decides: the signing key names the
 algorithm, `cty` is the Notary payload, unknown critical headers fail, and the chain
 ends in a trusted certificate with CA constraints, key usages and key sizes checked,
 every certificate valid at the signing time (and now, for the `notary.x509` scheme).
+
+Which certificates are trusted depends on the signing scheme (the Notary signing scheme spec,
+"Trust Stores"): a `notary.x509` signature must chain to a CA (`provenance.notation-certs`), and
+its signing time is only its signer's word, so every certificate must be valid now too; a
+`notary.x509.signingAuthority` one must chain to a signing authority
+(`provenance.notation-signing-authorities`), whose authentic signing time is taken, so an expired
+certificate still verifies what it signed while it was valid. A CA's signer claiming that scheme
+could backdate its signatures: it is refused, as Notation refuses it.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TypeVar
 
 from cryptography import x509
@@ -37,6 +46,8 @@ NOTATION_COSE = "application/cose"
 
 _NOTATION_PAYLOAD = "application/vnd.cncf.notary.payload.v1+json"
 _SCHEME = "io.cncf.notary.signingScheme"
+_X509 = "notary.x509"
+_AUTHORITY = "notary.x509.signingAuthority"
 _SIGNING_TIME = "io.cncf.notary.signingTime"
 _AUTHENTIC_TIME = "io.cncf.notary.authenticSigningTime"
 _EXPIRY = "io.cncf.notary.expiry"
@@ -55,8 +66,6 @@ _FORBIDDEN_USAGES = frozenset({
     ExtendedKeyUsageOID.EMAIL_PROTECTION, ExtendedKeyUsageOID.TIME_STAMPING, ExtendedKeyUsageOID.OCSP_SIGNING,
 })
 
-
-
 _E = TypeVar("_E", bound=x509.ExtensionType)
 
 
@@ -69,30 +78,34 @@ class _Jws:
     signature: bytes
 
 
-def anchors(trust: Trust) -> frozenset[bytes]:
-    """The DER of every trusted Notation certificate: a chain is trusted when it holds one of them."""
-    anchors: set[bytes] = set()
-    for path in trust.notation_certs:
+def anchors(trust: Trust) -> dict[str, frozenset[bytes]]:
+    """The DER of every certificate a chain may end in, by the signing scheme whose trust store holds it:
+    a chain is trusted when it holds one of its scheme's."""
+    return {_X509: _certificates(trust.notation_certs), _AUTHORITY: _certificates(trust.notation_authorities)}
+
+
+def _certificates(paths: Sequence[Path]) -> frozenset[bytes]:
+    found: set[bytes] = set()
+    for path in paths:
         try:
             certificates = x509.load_pem_x509_certificates(path.read_bytes())
         except (OSError, ValueError) as error:
             raise PinguardError(f"Notation certificate {path}: not a readable PEM certificate ({error})") from error
-        anchors.update(c.public_bytes(serialization.Encoding.DER) for c in certificates)
-    return frozenset(anchors)
+        found.update(c.public_bytes(serialization.Encoding.DER) for c in certificates)
+    return frozenset(found)
 
 
-def verify_notation(layer: Layer, subject: str, anchors: frozenset[bytes], now: datetime) -> Signature:
+def verify_notation(layer: Layer, subject: str, anchors: Mapping[str, frozenset[bytes]], now: datetime) -> Signature:
     leaf = None
     try:
         check_size(layer.data)
         jws = _read_jws(layer.data)
         leaf = jws.chain[0]
         _check_jws_signature(jws, leaf)
-        times = _validity_times(jws.protected, now)
+        scheme, times = _validity_times(jws.protected, now)
         check_signs(member(load_json(jws.payload, "the JWS payload"), "targetArtifact", "digest"), subject)
         _check_chain(jws.chain)
-        if not any(c.public_bytes(serialization.Encoding.DER) in anchors for c in jws.chain):
-            raise Unverified("no certificate of its chain is a trusted Notation certificate")
+        _check_trusted(jws.chain, scheme, anchors[scheme])
         for certificate in jws.chain:
             for moment in times:
                 _check_valid(certificate, moment)
@@ -159,8 +172,9 @@ def _der_signature(raw: bytes, key: ec.EllipticCurvePublicKey) -> bytes:
     return encode_dss_signature(int.from_bytes(raw[:size]), int.from_bytes(raw[size:]))
 
 
-def _validity_times(protected: dict[str, object], now: datetime) -> tuple[datetime, ...]:
-    """When the chain must be valid: at signing, and now too unless the signing time is authentic."""
+def _validity_times(protected: dict[str, object], now: datetime) -> tuple[str, tuple[datetime, ...]]:
+    """The signing scheme, and when the chain must be valid: at signing, and now too unless the signing
+    time is authentic (which `_check_trusted` takes only from a signing authority)."""
     if protected.get("cty") != _NOTATION_PAYLOAD:
         raise Unverified(f"its payload is not {_NOTATION_PAYLOAD}")
     _check_critical(protected)
@@ -168,11 +182,22 @@ def _validity_times(protected: dict[str, object], now: datetime) -> tuple[dateti
     if expiry is not None and _time(expiry, _EXPIRY) <= now:
         raise Unverified(f"the signature expired at {expiry}")
     scheme = protected.get(_SCHEME)
-    if scheme == "notary.x509":
-        return _time(protected.get(_SIGNING_TIME), _SIGNING_TIME), now
-    if scheme == "notary.x509.signingAuthority":
-        return (_time(protected.get(_AUTHENTIC_TIME), _AUTHENTIC_TIME),)
-    raise Unverified("its signing scheme is neither notary.x509 nor notary.x509.signingAuthority")
+    if scheme == _X509:
+        return scheme, (_time(protected.get(_SIGNING_TIME), _SIGNING_TIME), now)
+    if scheme == _AUTHORITY:
+        return scheme, (_time(protected.get(_AUTHENTIC_TIME), _AUTHENTIC_TIME),)
+    raise Unverified(f"its signing scheme is neither {_X509} nor {_AUTHORITY}")
+
+
+def _check_trusted(chain: Sequence[x509.Certificate], scheme: str, anchors: frozenset[bytes]) -> None:
+    """The chain holds a certificate of its scheme's trust store."""
+    if any(c.public_bytes(serialization.Encoding.DER) in anchors for c in chain):
+        return
+    if scheme == _AUTHORITY:
+        raise Unverified(f"it claims an authentic signing time ({_AUTHORITY}), which only a trusted signing "
+                          "authority vouches for, and no certificate of its chain is one "
+                          "(provenance.notation-signing-authorities)")
+    raise Unverified("no certificate of its chain is a trusted Notation certificate")
 
 
 def _check_critical(protected: dict[str, object]) -> None:

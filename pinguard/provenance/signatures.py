@@ -16,7 +16,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
-from pinguard.errors import PinguardError
+from pinguard.errors import InvalidReference, PinguardError
 from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Artifact, Layer, Signature
 from pinguard.provenance.notation import NOTATION_COSE, NOTATION_JWS, anchors, verify_notation
 from pinguard.provenance.payloads import (
@@ -29,6 +29,7 @@ from pinguard.provenance.payloads import (
     member,
 )
 from pinguard.provenance.trust import Trust
+from pinguard.reference import parse
 
 COSIGN_ANNOTATION = "dev.cosignproject.cosign/signature"
 
@@ -109,9 +110,23 @@ def _cosign(layer: Layer, subject: str, keys: dict[str, CosignKey]) -> Signature
         if member(payload, "critical", "type") != _COSIGN_TYPE:
             raise Unverified("the signed payload is not a cosign container image signature")
         check_signs(member(payload, "critical", "image", "docker-manifest-digest"), subject)
+        reference = _docker_reference(member(payload, "critical", "identity", "docker-reference"))
     except (Unreadable, Unverified) as why:
         return Signature("cosign", signer, None, False, str(why), subject)
-    return Signature("cosign", signer, None, True, subject=subject)
+    return Signature("cosign", signer, None, True, subject=subject, reference=reference)
+
+
+def _docker_reference(claimed: object) -> str:
+    """The image the payload says it signs, as written ("": none named); judged against the lock by the
+    `require-signature` rule, which knows the repository and its copies."""
+    if claimed is None or claimed == "":
+        return ""
+    try:
+        if isinstance(claimed, str) and parse(claimed):
+            return claimed
+    except InvalidReference:
+        pass
+    raise Unverified("the signed payload's docker-reference is not an image reference")
 
 
 def _cosign_signer(keys: dict[str, CosignKey], signature: bytes, data: bytes) -> str:

@@ -26,7 +26,6 @@ class UnreadableFile(Exception):
 @dataclass(frozen=True)
 class TextFile:
     path: Path  # as the user would name it: relative to the current folder when below it
-    data: bytes  # the bytes read, to tell whether the file changed before writing it back
     text: str
     bom: bytes
     codec: str
@@ -42,7 +41,13 @@ class TextFile:
             text = data[len(bom):].decode(codec)
         except UnicodeDecodeError as exc:
             raise UnreadableFile(f"not {codec.upper()} text (byte {exc.start + len(bom)} is invalid)") from None
-        return cls(path, data, text, bom, codec)
+        return cls(path, text, bom, codec)
+
+    @property
+    def data(self) -> bytes:
+        """The bytes read, to tell whether the file changed before writing it back: made again when asked, as a
+        large file's text is held long enough once (every codec decodes strictly, so nothing differs)."""
+        return self.encode(self.text)
 
     def encode(self, text: str) -> bytes:
         return self.bom + text.encode(self.codec)

@@ -9,8 +9,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from yaml.nodes import Node
-
 from pinguard.errors import PinguardError
 from pinguard.helm.roots import ChartRoots
 from pinguard.read.files import TextFile, UnreadableFile, walk
@@ -28,14 +26,8 @@ class ScannedFile:
     file: TextFile
     kind: str
     found: list[Found]
-    # The YAML documents the source parsed, for the rules that read whole documents; None when it parsed
-    # none. They live as long as the record: keep records without them (`without_documents`).
-    documents: list[Node] | None = field(default=None, repr=False, compare=False)
     chart: JudgedChart | None = field(default=None, repr=False, compare=False)  # the chart Helm judged it in
     kustomization: Builds | None = field(default=None, repr=False, compare=False)  # the builds that read it
-
-    def without_documents(self) -> ScannedFile:
-        return replace(self, documents=None)
 
 
 @dataclass
@@ -52,8 +44,7 @@ def scan_paths(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
     with quiet_collector():
-        # Every record is kept: with their documents they would hold every file's nodes at once.
-        result.files.extend(scanned.without_documents() for scanned in each_file(paths, result.errors, settings))
+        result.files.extend(each_file(paths, result.errors, settings))
     return result
 
 
@@ -61,8 +52,8 @@ def scan_paths(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS
 def quiet_collector() -> Iterator[None]:
     """The cyclic collector paused, for the loop that reads files and drops their documents; as it was after.
 
-    Parsing makes millions of objects and no cycles worth collecting, and a file's documents live while it
-    is searched and checked: a collector left running traces every node of them, again at each generation.
+    Parsing makes millions of objects and no cycles worth collecting, and each document lives while it
+    is searched and checked: a collector left running traces every node of it, again at each generation.
     Without the pause, scanning 5,000 manifests takes a tenth longer and one 10 MB file three times as
     long; pausing around each file's parse alone, twice as long: the collector, resumed, traces the
     documents still held.
@@ -137,7 +128,7 @@ def each_file(paths: Sequence[str], errors: list[str],
                 errors.append(f"{path}:1:1: {exc}")
                 return
         if chart is not None and chart.judges(path):  # its text would only be read to be set aside
-            yield ScannedFile(file, kind, found_in(chart, path), None, chart)
+            yield ScannedFile(file, kind, found_in(chart, path), chart)
             continue
         try:
             built = kustomized.owners(path) if kustomized is not None else None
@@ -147,7 +138,7 @@ def each_file(paths: Sequence[str], errors: list[str],
         if built is not None and built.judges(path):
             from pinguard.kustomize.judge import found_in as built_found_in
 
-            yield ScannedFile(file, kind, built_found_in(built, path), None, kustomization=built)
+            yield ScannedFile(file, kind, built_found_in(built, path), kustomization=built)
             continue
         if kind == kinds.HELM and settings.charts is None:
             from pinguard.sources.charts import ChartCache
@@ -165,7 +156,7 @@ def each_file(paths: Sequence[str], errors: list[str],
             from pinguard.kustomize.judge import failure_notice as build_failure
 
             found = [*build_failure(built, path), *found]
-        yield ScannedFile(file, kind, found, searched.documents, chart, built)
+        yield ScannedFile(file, kind, found, chart, built)
 
 
 def _with_pulled_charts(settings: SourceSettings, walked: list[Path]) -> SourceSettings:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from yaml.nodes import Node
 
@@ -14,9 +14,10 @@ from pinguard.untrusted_text import shown
 
 if TYPE_CHECKING:
     from pinguard.sources.charts import ChartCache
+    from pinguard.sources.yamlnodes import Located
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a file of many references holds a span for each
 class Span:
     """Characters [start, end) of a decoded file, and where `start` is (1-based line and column)."""
 
@@ -45,7 +46,7 @@ class DigestField:
     hex_only: bool = False  # Prometheus community charts keep `sha:` as bare hex
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a file of many references holds one for each
 class Found:
     """One image reference as written in a file.
 
@@ -94,13 +95,20 @@ class Found:
 
 
 class Searched(NamedTuple):
-    """What a source found in one file, and the YAML documents it parsed to find it.
-
-    The documents go on to the rules that read whole documents, so no file is parsed twice.
-    """
+    """What a source found in one file."""
 
     found: list[Found]
-    documents: list[Node] | None = None  # None: the source parsed none (a Dockerfile, a template, no `image` in it)
+
+
+class DocumentReader(Protocol):
+    """What else reads each YAML document a source composes of a file (the rules `check` runs), handed it while
+    the source holds it: so no file is parsed twice, and its documents are never all held at once."""
+
+    def __call__(self, document: Node, where: Located) -> None:
+        """One document of the file at `where`, as it was composed and decoded."""
+
+    def forget(self, path: str) -> None:
+        """What the file at `path` handed on counts for nothing: it proved no YAML, but a template."""
 
 
 class SourceError(Exception):
@@ -128,6 +136,13 @@ class SourceSettings:
     kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
     charts: ChartCache | None = field(default=None, compare=False, repr=False)
+    # Who else reads each document the sources compose (`check`'s rules, given by `policy.run.lint`); None: nobody.
+    reader: DocumentReader | None = field(default=None, compare=False, repr=False)
+
+    def read(self, document: Node, where: Located) -> None:
+        """Hand one document a source composed to the `reader`, if any."""
+        if self.reader is not None:
+            self.reader(document, where)
 
     def chart_reads_digest(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)

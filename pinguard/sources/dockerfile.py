@@ -125,6 +125,18 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
     return Searched(_Finder(text, path).run())
 
 
+def comments(text: str) -> list[tuple[int, int]]:
+    """Where the comment lines are, as [start, end) in order, as BuildKit reads them: a `#` first on a line
+    (parser directives too), never in a heredoc body nor after an instruction."""
+    try:
+        finder = _Finder(text, "")
+        for _ in finder._instructions():
+            pass
+    except SourceError:  # BuildKit refuses the file: it has no findings to suppress
+        return []
+    return finder.comments
+
+
 class _Finder:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
@@ -132,6 +144,7 @@ class _Finder:
         self.line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
         self.escape = self._escape_character()
         self.found: dict[int, Found] = {}  # by start, so a default used by several FROMs is reported once
+        self.comments: list[tuple[int, int]] = []  # the comment lines `_instructions` passed over
 
     def run(self) -> list[Found]:
         self._frontend()
@@ -201,6 +214,7 @@ class _Finder:
             stripped = body.lstrip()
             start += len(body) - len(stripped)
             if stripped.startswith("#"):
+                self.comments.append((start, start + len(stripped)))
                 continue
             text, continued = _cut(stripped, continuation)
             if not continued and not text:
@@ -209,7 +223,10 @@ class _Finder:
             while continued and index < count:
                 start, body = self._physical(index)
                 index += 1
-                if not body.strip() or body.lstrip().startswith("#"):
+                stripped = body.lstrip()
+                if stripped.startswith("#"):
+                    self.comments.append((start + len(body) - len(stripped), start + len(body)))
+                if not stripped or stripped.startswith("#"):
                     continue  # BuildKit drops empty and comment lines inside a continuation
                 part, continued = _cut(body, continuation)
                 pieces.append(len(text))

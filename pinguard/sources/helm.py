@@ -72,8 +72,8 @@ from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.sources.tagform import tag_field, whole_tag_field
 from pinguard.sources.yamlnodes import (
     Located,
-    compose,
     digest_field,
+    each_document,
     is_templated,
     mapping_get,
     scalar_text,
@@ -97,15 +97,15 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
     chart = charts.chart_at_hand(path) if not digest_read else None
     own = chart is not None and _is_chart_values(path)
     found: list[Found] = []
-    documents = compose(text)
-    for document in documents:
+    for document in each_document(text):
+        settings.read(document, where)
         blocks = _image_blocks(document)
         # An `image:` name inside a block (`{registry, image, tag}`) is the block's, not a reference of its own.
         found.extend(kubernetes.find_in(document, where, split=True, skip=frozenset(id(block) for _, block in blocks)))
         shared = _Shared.of(document)
         found.extend(_structured(mapping, where, _Pinning(chart, keys, digest_read, own), shared)
                      for keys, mapping in blocks)
-    return Searched(sorted(found, key=lambda f: f.span.start), documents)
+    return Searched(sorted(found, key=lambda f: f.span.start))
 
 
 def _is_chart_values(path: str) -> bool:

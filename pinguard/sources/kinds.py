@@ -14,11 +14,20 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import PurePosixPath
 
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode
 
-from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceError, SourceSettings, Unreadable
+from pinguard.sources.base import (
+    DEFAULT_SETTINGS,
+    DocumentReader,
+    Found,
+    Searched,
+    SourceError,
+    SourceSettings,
+    Unreadable,
+)
 from pinguard.sources.yamlnodes import Located, compose
 
 # Each kind, named here once (each source's SOURCE is one of them), and the module of pinguard.sources that
@@ -141,24 +150,46 @@ def _written_keys(text: str) -> frozenset[str]:
 def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     """The references in a file of a known kind; a YAML file that is a template is read line by line.
 
-    `settings` carry what the policy tells the sources.
+    `settings` carry what the policy tells the sources, and who else reads each document they compose.
     """
+    templated = _Templated(settings.reader) if "{{" in text else None
+    if templated is not None:
+        settings = replace(settings, reader=templated)
     try:
-        searched = finder(kind)(path, text, settings)
+        found = finder(kind)(path, text, settings).found
     except SourceError as exc:
         from pinguard.sources import templates
 
         if kind == DOCKERFILE or isinstance(exc, Unreadable) or not templates.looks_templated(text, kind):
             raise
-        searched = Searched(templates.lines(path, text, kind))
-    found = searched.found
-    if searched.documents and "{{" in text:
-        from pinguard.sources import templates
-
-        templated = templates.templated_mappings(searched.documents, Located(text, path, kind))
-        found = sorted([*found, *templated], key=lambda item: item.span.start)
+        if settings.reader is not None:  # the documents before the error were no YAML either
+            settings.reader.forget(path)
+        found = templates.lines(path, text, kind)
+    if templated is not None and templated.found:
+        found = sorted([*found, *templated.found], key=lambda item: item.span.start)
     # A YAML alias reaches one written value from several places: it is one reference.
     unique: dict[int, Found] = {}
     for item in found:
         unique.setdefault(item.span.start, item)
-    return Searched(list(unique.values()), searched.documents)
+    return Searched(list(unique.values()))
+
+
+class _Templated:
+    """`image: {{ .Values.image }}`, valid YAML and a template all the same: found in each document as the source
+    composes it, which then goes on to `reader`."""
+
+    def __init__(self, reader: DocumentReader | None) -> None:
+        self.reader = reader
+        self.found: list[Found] = []
+
+    def __call__(self, document: Node, where: Located) -> None:
+        from pinguard.sources import templates
+
+        self.found.extend(templates.templated_mappings([document], where))
+        if self.reader is not None:
+            self.reader(document, where)
+
+    def forget(self, path: str) -> None:
+        self.found.clear()
+        if self.reader is not None:
+            self.reader.forget(path)

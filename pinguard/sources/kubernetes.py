@@ -30,6 +30,7 @@ from pinguard.sources.tagform import image_mappings, split_reference
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
+    each_document,
     embedded,
     found_at,
     mapping_get,
@@ -57,8 +58,8 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
         return Searched([])
     where = Located(text, path, SOURCE)
     found: list[Found] = []
-    documents = compose(text)
-    for document in documents:
+    for document in each_document(text):  # one at a time: a file of many documents is never held whole as nodes
+        settings.read(document, where)
         if not skipped(document):
             built = _built(document)
             is_object = _is_object(document)
@@ -68,7 +69,7 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
             else:  # values handed to Helm, vars: `image: {repository, tag}` (tagform.py)
                 items.extend(image_mappings(document, where))
             found.extend(item for item in items if not any(start <= item.span.start < end for start, end in built))
-    return Searched(sorted(found, key=lambda f: f.span.start), documents)
+    return Searched(sorted(found, key=lambda f: f.span.start))
 
 
 def _built(document: Node) -> list[tuple[int, int]]:

@@ -92,13 +92,14 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
     documents = compose(text)
     found = unmodeled(path, text, documents)
     for document in documents:
+        settings.read(document, where)
         images = mapping_get(document, "images")
         if isinstance(images, SequenceNode):
             for entry in images.value:
                 item = _entry(entry, where) if isinstance(entry, MappingNode) else None
                 if item is not None:
                     found.append(item)
-    return Searched(sorted(found, key=lambda item: item.span.start), documents)
+    return Searched(sorted(found, key=lambda item: item.span.start))
 
 
 def _entry(entry: MappingNode, where: Located) -> Found | None:

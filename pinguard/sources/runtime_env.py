@@ -11,16 +11,18 @@ from yaml.nodes import Node, ScalarNode
 
 from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
-from pinguard.sources.yamlnodes import Located, compose, found_at, same_position, walk_pairs
+from pinguard.sources.yamlnodes import Located, each_document, found_at, same_position, walk_pairs
 
 SOURCE = kinds.RUNTIME_ENV
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     where = Located(text, path, SOURCE)
-    documents = compose(text)
-    found = [item for doc in documents for item in find_in(doc, where)]
-    return Searched(sorted(found, key=lambda f: f.span.start), documents)
+    found: list[Found] = []
+    for document in each_document(text):
+        settings.read(document, where)
+        found.extend(find_in(document, where))
+    return Searched(sorted(found, key=lambda f: f.span.start))
 
 
 def find_in(document: Node, where: Located, to_file: Callable[[int], int] = same_position) -> list[Found]:

@@ -36,6 +36,11 @@ _ACTION = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}|\$\{[^}]*\}")
 # Go template and Jinja comments open so: what they hold is never rendered.
 _COMMENT_START = re.compile(r"\{\{(?:- )?/\*|\{#")
 _NULL_WORDS = frozenset(("~", "null", "Null", "NULL"))  # a plain `image: null` names no image
+# Read a line at a time as the YAML it renders to: a `#` after a blank opens a comment, unless a quoted value
+# (one that starts a value, not a `'` inside a word) or a template action holds it; an action left open runs to
+# the end of its line.
+_LINE_COMMENT = re.compile(r"""(?<![^\s\[{,:])(?:"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\r\n]|'')*')"""
+                           r"|\{\{(?:.*?\}\}|.*)|\{%(?:.*?%\}|.*)|\$\{[^}\r\n]*\}?|(?<![^ \t\r\n])#[^\r\n]*")
 
 
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
@@ -81,6 +86,20 @@ def lines(path: str, text: str, kind: str) -> list[Found]:
         if item is not None:
             found.append(item)
     return found
+
+
+def comments(text: str) -> list[tuple[int, int]]:
+    """Where a template's comments are, as [start, end) in order: its template comments (`{{/* */}}`, `{# #}`),
+    which the engine drops before anything reads YAML, then the YAML comments of the lines between them."""
+    spans: list[tuple[int, int]] = []
+    done = 0
+    for start, end in [*_comments(text), (len(text), len(text))]:
+        spans.extend(match.span() for match in _LINE_COMMENT.finditer(text, done, start)
+                     if match.group().startswith("#"))
+        spans.append((start, end))
+        done = end
+    spans.pop()  # the end of the text
+    return spans
 
 
 def _templated(where: Located, start: int, end: int) -> Found:

@@ -32,7 +32,7 @@ from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings, Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
-    compose,
+    each_document,
     embedded,
     expanded_size,
     found_at,
@@ -70,8 +70,8 @@ _MIN_NODES = 1 << 15
 def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
     reading = _Reading(Located(text, path, SOURCE))
     found: list[Found] = []
-    documents = compose(text)
-    for document in documents:
+    for document in each_document(text):
+        settings.read(document, reading.where)
         reading.expand(document)
         jobs = mapping_get(document, "jobs")
         for _, job in jobs.value if isinstance(jobs, MappingNode) else ():
@@ -80,7 +80,7 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
         if isinstance(runs, MappingNode):
             found.extend(_scalar(mapping_get(runs, "image"), reading.where, _DOCKER))
             found.extend(_steps(mapping_get(runs, "steps"), _Images(reading, None)))
-    return Searched(sorted(found, key=lambda f: f.span.start), documents)
+    return Searched(sorted(found, key=lambda f: f.span.start))
 
 
 class _Reading:

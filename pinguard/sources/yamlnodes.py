@@ -1,4 +1,4 @@
-"""Shared by the YAML source kinds: parse once, locate scalars exactly, build `Found` records.
+"""Shared by the YAML source kinds: parse once, a document at a time, locate scalars exactly, build `Found` records.
 
 PyYAML (libyaml when present) gives every node its start and end as character
 indexes into the decoded text, so a scalar's span is exact and editing it
@@ -18,6 +18,7 @@ import bisect
 import functools
 import itertools
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -68,12 +69,21 @@ _PLACEHOLDER = re.compile(r"\S[ \t]+\S")
 
 
 def compose(text: str) -> list[Node]:
-    """Every document of `text`; a syntax error becomes a SourceError with its position.
+    """Every document of `text`, all at once (`each_document` reads them one at a time)."""
+    return list(each_document(text))
 
-    Sources hand the documents on (`Searched.documents`), so `check` need not parse a file again.
+
+def each_document(text: str) -> Iterator[Node]:
+    """Every document of `text`, composed and decoded when it is asked for: a file's documents need never be held
+    at once, as their nodes take some fifty times the text. A syntax error becomes a SourceError with its
+    position, raised when the document that holds it is reached.
     """
+    tagged = "!" in text
     try:
-        documents = [doc for doc in yaml.compose_all(text, Loader=_Loader) if doc is not None]
+        for document in yaml.compose_all(_Chunks(text), Loader=_Loader):
+            if document is not None:
+                _decode(document, tagged)
+                yield document
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -85,10 +95,22 @@ def compose(text: str) -> list[Node]:
         raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
     except RecursionError:  # PyYAML's own composer, where libyaml is missing, recurses once per level
         raise Unreadable("YAML nested too deeply to read", 1, 1) from None
-    tagged = "!" in text
-    for document in documents:
-        _decode(document, tagged)
-    return documents
+
+
+class _Chunks:
+    """A text handed to the parser a piece at a time: given the whole string, libyaml keeps a UTF-8 copy of it."""
+
+    name = "<unicode string>"  # what PyYAML calls a string it reads
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.at = 0
+
+    def read(self, size: int = -1) -> str:
+        end = len(self.text) if size < 0 else self.at + size
+        piece = self.text[self.at:end]
+        self.at += len(piece)
+        return piece
 
 
 class Duplicate(NamedTuple):
@@ -346,17 +368,35 @@ class Located:
         line, column = self._lines.position(start)
         return Span(start, end, line, column)
 
+    def reference(self, written: str) -> tuple[str, Reference]:
+        """`written` read as a reference (InvalidReference if it is none), and the copy of it the file's records
+        keep: a file naming one image many times holds it, and what it reads as, once."""
+        known = self._references.get(written)
+        if known is None:
+            known = written, parse(written)
+            if len(self._references) < _KNOWN_REFERENCES:
+                self._references[written] = known
+        return known
+
     @functools.cached_property
     def _lines(self) -> _Lines:
         return _Lines(self.text)
+
+    @functools.cached_property
+    def _references(self) -> dict[str, tuple[str, Reference]]:
+        return {}
+
+
+_KNOWN_REFERENCES = 4096  # the distinct references a file's records share; past that, each is its own
 
 
 class _Lines:
     """1-based line and column of offsets into one text, lines ending at its line break character.
 
-    Most files hold a few references: counting the breaks before each is cheapest. A
-    file with many would pay for a count per reference, quadratic in its size, so once
-    the counting has read the text a few times over, a table of line starts takes over.
+    Sources ask about in the order of the text, a document at a time: the breaks are counted
+    from the offset asked before, forward or back, and nothing is kept. Asked all over a large
+    text, that would be quadratic in its size, so once the counting has read the text a few
+    times over, a table of line starts takes over.
     """
 
     _PASSES = 4  # building the table costs about four counts of the whole text
@@ -365,24 +405,84 @@ class _Lines:
         self.text = text
         self.brk = line_break(text)[-1]  # "\n" for LF and CRLF, "\r" for lone CR
         self.budget = self._PASSES * len(text)
-        self.starts: list[int] | None = None
+        self.at, self.line = 0, 1  # the offset asked before, and its line
+        self.starts: array[int] | None = None
 
     def position(self, index: int) -> tuple[int, int]:
-        if self.starts is None and index <= self.budget:
-            self.budget -= index
-            line_start = self.text.rfind(self.brk, 0, index) + 1
-            return self.text.count(self.brk, 0, index) + 1, index - line_start + 1
         if self.starts is None:
+            line_start = self.text.rfind(self.brk, 0, index) + 1
+            self.budget -= abs(index - self.at) + index - line_start
+            if self.budget >= 0:
+                if index >= self.at:
+                    self.line += self.text.count(self.brk, self.at, index)
+                else:
+                    self.line -= self.text.count(self.brk, index, self.at)
+                self.at = index
+                return self.line, index - line_start + 1
             self.starts = _line_starts(self.text, self.brk)
         row = bisect.bisect_right(self.starts, index) - 1
         return row + 1, index - self.starts[row] + 1
 
 
-def _line_starts(text: str, brk: str) -> list[int]:
-    """Where each line starts: 0, then one past every `brk`."""
-    starts = list(itertools.accumulate(map((1).__add__, map(len, text.split(brk))), initial=0))
-    starts.pop()  # one past the end of the text: no line starts there
+_PIECE = 1 << 20  # characters split at a time while the table is built
+
+
+def _line_starts(text: str, brk: str) -> array[int]:
+    """Where each line starts: 0, then one past every `brk`; 8 bytes a line, the text split a piece at a time."""
+    starts = array("q", [0])
+    for at in range(0, len(text), _PIECE):
+        lines = text[at:at + _PIECE].split(brk)
+        lines.pop()  # what follows the piece's last break: the next piece goes on with it
+        # One past each break; not `at` itself, which the piece before gave where a break ended it.
+        starts.extend(itertools.islice(itertools.accumulate(map((1).__add__, map(len, lines)), initial=at), 1, None))
     return starts
+
+
+# Outside its scalars YAML writes no `#` but a comment's: between two of the parser's events lie only indicators,
+# blanks, line breaks and comments (no tag, anchor or `---` holds a `#`).
+_HASH = re.compile("#")
+_REST_OF_LINE = re.compile(r"[^\r\n]*")
+_BLOCK_STYLES = ("|", ">")
+
+
+def comments(text: str) -> list[tuple[int, int]]:
+    """Where the comments are, as [start, end) in order: each `#` between the parser's events, or after a block
+    scalar's header (`|  # why`), never one inside a scalar, however it is written.
+
+    One pass of libyaml's parser, stopped once every `#` of the text is placed; a text it cannot parse is a
+    SourceError.
+    """
+    hashes = [match.start() for match in _HASH.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    placed, done = 0, 0  # how many `#` are placed; where the events so far end
+    header_end: int | None = None  # where the header's line ends, when the event that ends at `done` is a block scalar
+    try:
+        for event in yaml.parse(_Chunks(text), Loader=_Loader):
+            if event.start_mark is None or event.end_mark is None:  # libyaml marks every event; the types allow none
+                continue
+            start = event.start_mark.index
+            while placed < len(hashes) and hashes[placed] < start:
+                at = hashes[placed]
+                if at >= done or (header_end is not None and at < header_end and text[at - 1] in " \t"):
+                    end = _line_end(text, at)
+                    spans.append((at, end))
+                    placed = bisect.bisect_left(hashes, end, placed)
+                else:
+                    placed += 1  # inside a scalar
+            if placed == len(hashes):
+                break
+            if event.end_mark.index > done:
+                done = event.end_mark.index
+                block = type(event) is yaml.ScalarEvent and event.style in _BLOCK_STYLES
+                header_end = _line_end(text, start) if block else None
+    except yaml.YAMLError as exc:
+        raise SourceError(f"invalid YAML: {exc}", 1, 1) from None
+    return spans
+
+
+def _line_end(text: str, at: int) -> int:
+    rest = _REST_OF_LINE.match(text, at)
+    return rest.end() if rest else at  # it matches wherever `at` is
 
 
 def line_break(text: str) -> str:
@@ -444,7 +544,7 @@ def found_at(node: ScalarNode, where: Located, *, prefix: str = "",
     if (line_start is None and not flow) or where.text[start:end] != written:
         return _unpinnable(node, where, to_file, written)
     try:
-        reference = parse(written)
+        written, reference = where.reference(written)
     except InvalidReference as exc:
         return Found(where.path, where.source, where.span(start, end), written, None, str(exc))
     return Found(where.path, where.source, where.span(start, end), written, reference)

@@ -12,19 +12,21 @@ from pathlib import Path
 from pinguard.errors import PinguardError
 from pinguard.read.files import TextFile
 from pinguard.write.atomic import new_token, stage
-from pinguard.write.journal import Entry, Journal, sha256_hex, sync_folders
+from pinguard.write.journal import Entry, Journal, file_digest, sha256_hex, sync_folders
 
 
 def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> None:
     """Write every changed file, or none: new contents go to temporary files first, then all are renamed.
 
     A file that changed since it was read, or a symlink leading outside `roots`, stops
-    everything before anything is written. A run killed midway leaves a journal (see the
-    module's docstring) that the next `recover` finishes or undoes.
+    everything before anything is written; one that changes while the commit runs stops it
+    before that file's rename, the files renamed before it pinned, none after it. A run
+    killed midway leaves a journal (see the module's docstring) that the next `recover`
+    finishes or undoes.
     """
     planned = {_target(file.path, roots): (file, text) for file, text in changes}  # a file reached twice is one
     for target, (file, _) in planned.items():
-        if target.read_bytes() != file.data:
+        if file_digest(target) != sha256_hex(file.data):
             raise PinguardError(f"{file.path}: changed while pinguard was working; nothing was written")
     if not planned:
         return
@@ -35,7 +37,7 @@ def commit(changes: Sequence[tuple[TextFile, str]], roots: Sequence[Path]) -> No
     journal = Journal.create(root)
     try:
         staged = _stage(new, token, journal, entries)
-        _rename(staged, journal)
+        _rename(staged, journal, {root / entry.target: entry.old for entry in entries})
     finally:
         journal.close()
 
@@ -63,19 +65,38 @@ def _stage(new: dict[Path, bytes], token: str, journal: Journal, entries: list[E
     return staged
 
 
-def _rename(staged: list[tuple[str, Path]], journal: Journal) -> None:
-    """Rename every temporary file over its target. Interrupted (Ctrl-C), the journal stays for `recover`."""
+def _rename(staged: list[tuple[str, Path]], journal: Journal, read: dict[Path, str]) -> None:
+    """Rename every temporary file over its target, each only while it still holds the bytes pinguard read (`read`:
+    their SHA-256 by target, hashed from the file, never held whole): an
+    edit saved meanwhile stops the commit there, nothing further renamed. Interrupted (Ctrl-C), the journal stays
+    for `recover`."""
     for done, (temporary, target) in enumerate(staged):
         try:
-            os.replace(temporary, target)
+            changed = file_digest(target) != read[target]  # the last moment before the rename: an editor may save
+            if not changed:
+                os.replace(temporary, target)
         except OSError as exc:  # renames within a folder do not fail short of a vanished folder
-            for left, _ in staged[done:]:
-                Path(left).unlink(missing_ok=True)
-            journal.remove()
-            written = ", ".join(str(t) for _, t in staged[:done]) or "none"
-            raise PinguardError(f"cannot replace {target}: {exc.strerror}; already written: {written}") from None
+            _abandon(staged, done, journal)
+            raise PinguardError(f"cannot replace {target}: {exc.strerror}; {_written(staged, done)}") from None
+        if changed:
+            _abandon(staged, done, journal)
+            raise PinguardError(f"{target}: changed while pinguard was writing, kept as it is now; "
+                                f"{_written(staged, done)}; run again to pin the rest")
     sync_folders({target.parent for _, target in staged})  # the renames, before the journal that would redo them
     journal.remove()
+
+
+def _abandon(staged: list[tuple[str, Path]], done: int, journal: Journal) -> None:
+    """Stop a commit midway: the temporary files not yet renamed removed, then the journal."""
+    for left, _ in staged[done:]:
+        Path(left).unlink(missing_ok=True)
+    sync_folders({target.parent for _, target in staged[:done]})
+    journal.remove()
+
+
+def _written(staged: list[tuple[str, Path]], done: int) -> str:
+    written = ", ".join(str(target) for _, target in staged[:done]) or "none"
+    return f"already written: {written}; not written: {', '.join(str(target) for _, target in staged[done:])}"
 
 
 def _target(path: Path, roots: Sequence[Path]) -> Path:

@@ -213,7 +213,7 @@ def _roll_forward(root: Path, token: str, entries: list[Entry]) -> str:
             already += 1
         elif not _ours(temporary):
             changed += 1  # not pinguard's after all: not touched
-        elif _digest(target) == entry.old and _digest(temporary) == entry.new:
+        elif file_digest(target) == entry.old and file_digest(temporary) == entry.new:
             os.replace(temporary, target)
             renamed.add(target.parent)
         else:
@@ -246,7 +246,7 @@ def _ours(path: Path) -> bool:
     return stat.S_ISREG(status.st_mode) and status.st_uid == os.getuid()
 
 
-def _digest(path: Path) -> str | None:
+def file_digest(path: Path) -> str | None:
     """SHA-256 of the regular file at `path`; None when it is missing or anything else (a symlink, a FIFO)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)

@@ -24,6 +24,7 @@ import celpy
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
+from pinguard.admission.objects import COMPONENT, KEEPALIVE_COMPONENT
 from tests.admission.cel import Meter, evaluate
 
 EVALUATION_BUDGET = 10_000_000  # RuntimeCELCostBudget: one evaluation of a policy, all its expressions
@@ -152,6 +153,22 @@ def _selected(match: Mapping[str, Any], namespace: str) -> bool:
         if inside != (expression["operator"] == "In"):
             return False
     return True
+
+
+# --- what an export holds ---
+
+def params_of(objects: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The params ConfigMaps of an export, in order: not its keepalive's."""
+    return [obj for obj in objects if obj["kind"] == "ConfigMap" and not _keepalive(obj)]
+
+
+def own(objects: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The objects of an export but its keepalive, which every export shares by design."""
+    return [obj for obj in objects if not _keepalive(obj)]
+
+
+def _keepalive(obj: Mapping[str, Any]) -> bool:
+    return bool(obj["metadata"].get("labels", {}).get(COMPONENT) == KEEPALIVE_COMPONENT)
 
 
 # --- objects to admit ---

@@ -22,7 +22,7 @@ from pinguard.admission.objects import MODES, Source
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import INDEX, locked_test_digest
-from tests.admission.helpers import RESOURCES
+from tests.admission.helpers import RESOURCES, own, params_of
 from tests.admission.typecheck import kind_type, type_errors
 
 VERSIONS = sorted({v for v in kubernetes_validate.utils.all_versions() if Version(v) >= Version("1.30")}, key=Version)
@@ -50,11 +50,15 @@ def test_the_versions_run_from_1_30_to_the_newest_known() -> None:
     assert VERSIONS[0].startswith("1.30") and VERSIONS[-1] == kubernetes_validate.latest_version()
 
 
-@pytest.fixture
-def split(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The objects of a lock split over several cells, bound to two namespaces."""
+@pytest.fixture(params=[params.MAX_CELLS, 4], ids=["grid", "digests only"])
+def split(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> list[dict[str, Any]]:
+    """The objects of a lock split over several cells, bound to two namespaces: a grid of ranges and name classes, or
+    (no grid of 4 cells fits) ranges of digests only."""
     monkeypatch.setattr(params, "STORED_BUDGET", 16 * 1024)
-    return vap.objects(Source(_lock(30), "pinguard.lock", "0" * 64), ("research", "team"), "warn")
+    monkeypatch.setattr(params, "MAX_CELLS", request.param)
+    objects = vap.objects(Source(_lock(30), "pinguard.lock", "0" * 64), ("research", "team"), "warn")
+    assert all((params.OMITTED in cell["data"]) is (request.param == 4) for cell in params_of(objects))
+    return objects
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -67,7 +71,7 @@ def test_the_vap_objects_validate_strictly(version: str, bound: tuple[str, ...],
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_objects_of_a_split_lock_validate_strictly(split: list[dict[str, Any]], version: str) -> None:
-    assert sum(obj["kind"] == "ConfigMap" for obj in split) > 1
+    assert len(params_of(split)) > 1
     for obj in split:
         kubernetes_validate.validate(obj, version, strict=True)
 
@@ -88,8 +92,8 @@ def _beyond_the_schema(objects: list[dict[str, Any]]) -> None:
         name = obj["metadata"]["name"]
         assert SUBDOMAIN.fullmatch(name) and len(name) <= 253
         assert all(LABEL_VALUE.fullmatch(v) and len(v) <= 63 for v in obj["metadata"]["labels"].values())
-    configmaps = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "ConfigMap"}
-    policies = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "ValidatingAdmissionPolicy"}
+    configmaps = {obj["metadata"]["name"]: obj for obj in params_of(objects)}
+    policies = {obj["metadata"]["name"]: obj for obj in own(objects) if obj["kind"] == "ValidatingAdmissionPolicy"}
     for configmap in configmaps.values():
         assert configmap["metadata"]["namespace"] == "kube-system"
         assert all(CONFIGMAP_KEY.fullmatch(key) and len(key) <= 253 and not key.startswith("..")
@@ -98,7 +102,7 @@ def _beyond_the_schema(objects: list[dict[str, Any]]) -> None:
     for policy in policies.values():
         assert policy["spec"]["paramKind"] == {"apiVersion": "v1", "kind": "ConfigMap"}
         assert all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v["name"]) for v in policy["spec"]["variables"])
-    bindings = [obj for obj in objects if obj["kind"] == "ValidatingAdmissionPolicyBinding"]
+    bindings = [obj for obj in own(objects) if obj["kind"] == "ValidatingAdmissionPolicyBinding"]
     assert len(bindings) == len(policies) * len(configmaps)  # each policy reads each cell
     assert {(b["spec"]["policyName"], b["spec"]["paramRef"]["name"]) for b in bindings} == {
         (policy, configmap) for policy in policies for configmap in configmaps}
@@ -108,7 +112,7 @@ def _beyond_the_schema(objects: list[dict[str, Any]]) -> None:
 
 def test_a_binding_of_many_namespaces_keeps_valid_names() -> None:
     bound = tuple(f"team-{n:03}-{'x' * 50}" for n in range(10))
-    objects = vap.objects(SOURCE, bound, "deny")
+    objects = own(vap.objects(SOURCE, bound, "deny"))
     assert all(re.fullmatch(r"pinguard-lock(-[a-z0-9]+)?\.[0-9a-f]{16}", obj["metadata"]["name"]) for obj in objects)
     assert all(LABEL_VALUE.fullmatch(v) and len(v) <= 63 for obj in objects for v in obj["metadata"]["labels"].values())
     binding = next(obj for obj in objects if obj["kind"] == "ValidatingAdmissionPolicyBinding")
@@ -133,7 +137,7 @@ def stored(configmap: dict[str, Any], managers: int = 2) -> bytes:
 def test_each_configmap_fits_what_the_api_server_and_etcd_take() -> None:
     """5,000 entries with two platform images each: the API server's 1 MiB of values, etcd's 1.5 MiB an object."""
     source = Source(_lock(5000, platforms=2), "a/rather/long/path/to/the/pinguard.lock", "0" * 64)
-    configmaps = [obj for obj in vap.objects(source, ("team",), "deny") if obj["kind"] == "ConfigMap"]
+    configmaps = params_of(vap.objects(source, ("team",), "deny"))
     assert len(configmaps) > 1
     assert params.STORED_BUDGET < params.VALUES_LIMIT < params.ETCD_LIMIT
     for configmap in configmaps:
@@ -141,19 +145,19 @@ def test_each_configmap_fits_what_the_api_server_and_etcd_take() -> None:
         assert sum(len(value.encode()) for value in configmap["data"].values()) <= params.VALUES_LIMIT
 
 
-def test_a_lock_too_large_for_any_layout_is_refused_with_its_size_and_the_limit(
+def test_a_lock_too_large_for_any_layout_is_refused_with_what_its_digests_need(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(params, "MAX_CELLS", 2)
-    with pytest.raises(PinguardError, match=r"^pinguard.lock: 10000 digests and 5000 entries make admission params of "
-                                            r"about \d+ KiB, more than 2 ConfigMaps of 900 KiB hold \(etcd stores at "
-                                            r"most 1536 KiB an object\)"):
+    with pytest.raises(PinguardError, match=r"^pinguard.lock: the lock's 10,000 digests do not fit in admission "
+                                            r"params: each costs 216 bytes .* so they need at least 3 ConfigMaps, "
+                                            r"more than the 2 .*\(etcd stores at most 1536 KiB an object\)"):
         vap.objects(Source(_lock(5000, platforms=1), "pinguard.lock", "0" * 64), (), "deny")
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_expression_type_checks_against_every_kind_its_policy_matches(version: str) -> None:
     checked = set()
-    for policy in (obj for obj in vap.objects(SOURCE, (), "deny") if obj["kind"] == "ValidatingAdmissionPolicy"):
+    for policy in (obj for obj in own(vap.objects(SOURCE, (), "deny")) if obj["kind"] == "ValidatingAdmissionPolicy"):
         for rule in policy["spec"]["matchConstraints"]["resourceRules"]:
             for resource in (r for r in rule["resources"] if "/" not in r):
                 assert type_errors(policy, kind_type(KIND_OF[resource], version), version) == []

@@ -9,7 +9,7 @@ import pytest
 
 from pinguard.admission import params, vap
 from pinguard.admission.export import render
-from pinguard.admission.objects import Source
+from pinguard.admission.objects import COMPONENT, PARAMS_COMPONENT, Source
 from pinguard.findings import Finding
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.rules import stale_admission
@@ -40,9 +40,10 @@ def exported(of: Lock, fmt: str = "vap", bound: Sequence[str] = ()) -> str:
     return render(Source(of, "pinguard.lock", "0" * 64), fmt, bound, "deny")
 
 
-def at(text: str, part: str) -> tuple[int, int]:
-    """The line and column where `part` first begins in `text` (searched with the line break before it, if given)."""
-    before = text[:text.index(part) + part.startswith("\n")]
+def at(text: str, part: str, after: str = "") -> tuple[int, int]:
+    """The line and column where `part` first begins in `text` after `after` (searched with the line break before it,
+    if given)."""
+    before = text[:text.index(part, text.index(after)) + part.startswith("\n")]
     return before.count("\n") + 1, len(before) - before.rfind("\n")
 
 
@@ -115,7 +116,8 @@ def test_a_namespaced_params_object_left_behind_is_found(tmp_path: Path) -> None
     found = check_rule(tmp_path, RULE, {"admission.yaml": old}, lock=LOCK)
     line, column = at(old, f"{NAME_KEY}: ")
     assert_found(found, [
-        (*at(old, "\ndata:"), f"ConfigMap does not admit 2 digests that pinguard.lock holds: `{A}` ({RAY}:a), `{ARM}`"),
+        (*at(old, "\ndata:", after=PARAMS_COMPONENT),
+         f"ConfigMap does not admit 2 digests that pinguard.lock holds: `{A}` ({RAY}:a), `{ARM}`"),
         (*at(old, B[7:]), f"ConfigMap admits `{B}`, which pinguard.lock does not hold"),
         # What a pod of team-a pinned to the new digest is told when denied: to pin it to the old one.
         (line, column + len(f"{NAME_KEY}: "), f"ConfigMap tells to pin {RAY}:a to `{B}`, not to `{A}` as "
@@ -124,7 +126,8 @@ def test_a_namespaced_params_object_left_behind_is_found(tmp_path: Path) -> None
 
 
 def _fresh_configmap() -> str:
-    return exported(LOCK).split("---\n")[1]
+    """The params ConfigMap of an export of LOCK (its keepalive ConfigMap is another)."""
+    return next(document for document in exported(LOCK).split("---\n") if PARAMS_COMPONENT in document)
 
 
 @pytest.mark.parametrize(("old", "new", "found"), [
@@ -195,8 +198,10 @@ def many(count: int) -> Lock:
 
 
 def configmaps(of: Lock) -> dict[str, dict[str, str]]:
+    """The params ConfigMaps of an export of `of`, by name."""
     return {obj["metadata"]["name"]: obj["data"] for obj in vap.objects(Source(of, "pinguard.lock", "0" * 64), (),
-                                                                        "deny") if obj["kind"] == "ConfigMap"}
+                                                                        "deny")
+            if obj["kind"] == "ConfigMap" and obj["metadata"]["labels"][COMPONENT] == PARAMS_COMPONENT}
 
 
 def named_at(text: str) -> dict[int, str]:
@@ -265,10 +270,16 @@ def test_a_split_export_of_another_layout_is_told_in_each_cell(tmp_path: Path, s
     monkeypatch.setattr(params, "STORED_BUDGET", 20 * 1024)  # the same lock is split otherwise now
     (now,) = {cell.layout for cell in params.cells(Source(split_small, "pinguard.lock", "0" * 64))}
     found = check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=split_small)
+    bindings = [f for f in found if f.message.startswith("ValidatingAdmissionPolicyBinding")]
+    found = [f for f in found if f not in bindings]
     assert len(names) == 12 and str(now) != "4x3"
     # Each cell holds what its range and class hold: only its layout is told.
     assert kinds_of(found, text) == sorted((name, "split for another") for name in names)
     assert all(f"(pinguard.dev/layout '4x3'; pinguard.lock is exported as {now})" in f.message for f in found)
+    # And each binding, once the export of the lock is applied and pruned, would be left without its params.
+    assert len(bindings) == 12 * (text.count("kind: ValidatingAdmissionPolicy\n") - 1)  # the keepalive's is fine
+    assert all(f"which an export of pinguard.lock does not write (its params are split {now})" in f.message
+               for f in bindings)
 
 
 LARGE = many(2_500)  # 2x1 at the real limits: names in every cell, digests cut in two ranges
@@ -295,7 +306,8 @@ def test_an_export_of_an_older_large_lock_is_found(tmp_path: Path) -> None:
 def test_an_export_of_a_smaller_lock_is_told_to_be_split_again(tmp_path: Path, large_export: str) -> None:
     smaller = many(100)
     text = exported(smaller)
-    found = check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=LARGE)
+    found = [f for f in check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=LARGE)
+             if not f.message.startswith("ValidatingAdmissionPolicyBinding")]  # the bindings: told above
     assert len(found) == 3
     assert found[0].message.startswith("ConfigMap params were split for another lock size (pinguard.dev/layout "
                                        "'1x1'; pinguard.lock is exported as 2x1)")
@@ -312,10 +324,69 @@ def test_an_export_of_a_smaller_lock_is_told_to_be_split_again(tmp_path: Path, l
     assert all("pinguard.dev/layout '2x1'; pinguard.lock is exported as 1x1" in f.message for f in layouts)
 
 
+# --- a lock too large to name its entries in every cell ---
+
+@pytest.fixture
+def digests_only(monkeypatch: pytest.MonkeyPatch) -> Lock:
+    """60 entries whose names fit no grid of 4 cells of 16 KiB: two ranges of digests only."""
+    monkeypatch.setattr(params, "STORED_BUDGET", 16 * 1024)
+    monkeypatch.setattr(params, "MAX_CELLS", 4)
+    return many(60)
+
+
+def test_a_fresh_export_of_digests_only_passes(tmp_path: Path, digests_only: Lock) -> None:
+    text = exported(digests_only)
+    assert list(configmaps(digests_only)) == ["pinguard-lock-0-0-of-2x1", "pinguard-lock-1-0-of-2x1"]
+    assert text.count("  names.omitted: 'true'\n") == 2
+    assert check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=digests_only) == []
+
+
+def test_an_export_of_digests_only_of_an_older_lock_is_found(tmp_path: Path, digests_only: Lock) -> None:
+    older = digests_only.with_entries([entry(0, "v0")])
+    text = exported(older)
+    found = check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=digests_only)
+    assert kinds_of(found, text) == expected_kinds(configmaps(older), configmaps(digests_only))
+    assert {kind for _, kind in kinds_of(found, text)} == {"does not admit", "admits"}  # no name in either
+
+
+def test_a_cell_that_says_it_names_entries_or_not_otherwise_than_the_export_is_found(tmp_path: Path,
+                                                                                     digests_only: Lock) -> None:
+    unmarked = exported(digests_only).replace("  names.omitted: 'true'\n", "", 1)
+    found = check_rule(tmp_path, RULE, {"admission.yaml": unmarked}, lock=digests_only)
+    assert_found(found, [(*at(unmarked, "\ndata:", after=PARAMS_COMPONENT),
+                          "ConfigMap lacks `names.omitted: 'true'`, but pinguard.lock is exported as 2x1 of digests "
+                          "only (too large to name its entries in every cell): a denial would say the lock has no "
+                          "entry for an image it may hold; export it again")], RULE)
+    marked = _fresh_configmap().replace("  names.class: '0'\n", "  names.class: '0'\n  names.omitted: 'true'\n")
+    found = check_rule(tmp_path, RULE, {"cm.yaml": marked}, lock=LOCK)
+    assert_found(found, [(*at(marked, "\ndata:"), "ConfigMap says it names no entry (`names.omitted`), but "
+                          "pinguard.lock is exported as 1x1, naming each entry in the cell of its class: a denial "
+                          "would not say what to pin")], RULE)
+
+
+# --- the keepalive ---
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("    parameterNotFoundAction: Allow\n", "    parameterNotFoundAction: Deny\n"),
+    ("  - expression: 'true'\n", "  - expression: 'false'\n"),
+    ("  purpose: 'keeps", "  more: x\n  purpose: 'keeps"),
+])
+def test_a_keepalive_is_not_read_as_params_and_is_found_where_it_is_not_what_pinguard_writes(
+        tmp_path: Path, old: str, new: str) -> None:
+    fresh = exported(LOCK)
+    assert fresh.count("admission-keepalive") == 3 and fresh.count(old) == 1
+    text = fresh.replace(old, new)
+    found = check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=LOCK)
+    start = text.rindex("---\n", 0, text.index(new)) + len("---\n")  # the changed object's document
+    kind = text[start:].split("\nkind: ", 1)[1].split("\n", 1)[0]
+    assert_found(found, [(text[:start].count("\n") + 1, 1,
+                          f"{kind} pinguard-keepalive is not the keepalive pinguard writes")], RULE)
+
+
 # --- cost ---
 
 def test_the_lock_is_read_once_a_run_whatever_the_objects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {"cells": 0, "entry_name": 0}
+    calls = {"layout_of": 0, "entry_name": 0}
 
     def counted(name: str, function: Any) -> Any:
         def call(*args: Any) -> Any:
@@ -327,7 +398,7 @@ def test_the_lock_is_read_once_a_run_whatever_the_objects(tmp_path: Path, monkey
         monkeypatch.setattr(stale_admission, name, counted(name, getattr(stale_admission, name)))
     text = "---\n".join([_fresh_configmap()] * 50)
     assert check_rule(tmp_path, RULE, {"admission.yaml": text}, lock=LOCK) == []
-    assert calls == {"cells": 1, "entry_name": len(LOCK)}
+    assert calls == {"layout_of": 1, "entry_name": len(LOCK)}
 
 
 class _CountedReads(Sequence[str]):

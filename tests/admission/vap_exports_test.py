@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 import yaml
 
-from pinguard.admission import params, vap
+from pinguard.admission import keepalive, params, vap
 from pinguard.admission.export import render
 from pinguard.admission.kinds import custom
 from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import INDEX, locked_test_digest
-from tests.admission.helpers import RESOURCES, admit, pod_spec
+from tests.admission.helpers import RESOURCES, admit, own, params_of, pod_spec
 from tests.admission.typecheck import kind_type, type_errors
 
 NAME = "registry.example.com/a-rather-long-team-name/and-a-long-image-name-{i:03}"
@@ -62,8 +62,16 @@ class Cluster:
         for obj in objects:
             self.objects.pop(self.key(obj), None)
 
-    def run(self, command: str) -> None:
-        """`kubectl delete validatingadmissionpolicybindings,configmaps -n NS -l SELECTOR`, as a header writes it."""
+    def run(self, command: str, file: Iterable[Mapping[str, Any]]) -> None:
+        """`kubectl apply … -f FILE` (of `file`) and `kubectl delete validatingadmissionpolicybindings,configmaps -n NS
+        -l SELECTOR`, joined by `&&`, as a header writes them."""
+        for part in command.split(" && "):
+            if part.startswith("kubectl apply ") and part.endswith(" -f FILE"):
+                self.apply(file)
+            else:
+                self._delete_selected(part)
+
+    def _delete_selected(self, command: str) -> None:
         found = re.fullmatch(r"kubectl delete validatingadmissionpolicybindings,configmaps -n (\S+) -l '([^']+)'",
                              command)
         assert found, command
@@ -88,13 +96,14 @@ def _selects(selector: str, labels: Mapping[str, str]) -> bool:
 
 
 def exported(of: Lock, bound: Sequence[str] = ()) -> tuple[list[dict[str, Any]], list[str]]:
-    """The objects of an export and the commands its header says to run when the lock changes."""
+    """The objects of an export and the commands its header says to run when the lock changes (those that apply
+    it again, not the one that removes it)."""
     text = render(source(of), "vap", bound, "deny")
-    return list(yaml.safe_load_all(text)), re.findall(r"`(kubectl [^`]+)`", text)
+    return list(yaml.safe_load_all(text)), re.findall(r"`(kubectl apply [^`]+)`", text)
 
 
-def layout(objects: Iterable[Mapping[str, Any]]) -> str:
-    [found] = {obj["metadata"]["labels"]["pinguard.dev/layout"] for obj in objects if obj["kind"] == "ConfigMap"}
+def layout(objects: Sequence[Mapping[str, Any]]) -> str:
+    [found] = {obj["metadata"]["labels"]["pinguard.dev/layout"] for obj in params_of(objects)}
     return str(found)
 
 
@@ -107,9 +116,11 @@ def small_cells(monkeypatch: pytest.MonkeyPatch) -> None:
 SCOPES = [(), ("team-a",), ("team-b",)]
 
 
-def test_exports_of_other_namespaces_share_no_object() -> None:
-    keys = [{Cluster.key(obj) for obj in exported(lock(3), bound)[0]} for bound in SCOPES]
+def test_exports_of_other_namespaces_share_no_object_but_the_keepalive() -> None:
+    exports = [exported(lock(3), bound)[0] for bound in SCOPES]
+    keys = [{Cluster.key(obj) for obj in own(objects)} for objects in exports]
     assert all(not a & b for a, b in itertools.combinations(keys, 2))
+    assert all(objects[:3] == keepalive.objects() and len(own(objects)) == len(objects) - 3 for objects in exports)
     policies = {key[2] for keys_ in keys for key in keys_ if key[0] == "ValidatingAdmissionPolicy"}
     assert {"pinguard-lock-pods", "pinguard-lock-pods.team-a", "pinguard-lock-pods.team-b"} <= policies
 
@@ -138,9 +149,8 @@ def test_a_new_lock_applied_as_each_header_says_reaches_each_namespace() -> None
     moved = lock(3, "v2")
     for bound in SCOPES[:2]:
         objects, commands = exported(moved, bound)
-        cluster.apply(objects)
         for command in commands:
-            cluster.run(command)
+            cluster.run(command, objects)
     for namespace in ("default", "team-a"):
         assert cluster.admit(f"{entry(0).name}:v2@{entry(0, 'v2').digest}", namespace)
         assert not cluster.admit(f"{entry(0).name}:v1@{entry(0).digest}", namespace)
@@ -157,16 +167,17 @@ def test_a_change_of_layout_leaves_objects_the_header_s_command_deletes(before: 
     pinned = f"{entry(1).name}:v2@{entry(1, 'v2').digest}"
     assert not cluster.admit(pinned)  # the old layout's bindings still judge with the old digests
     for command in new[1]:
-        cluster.run(command)
+        cluster.run(command, new[0])
     assert cluster.admit(pinned) and not cluster.admit(f"{entry(1).name}:v1@{entry(1).digest}")
     assert {key[2].partition(".")[0] for key in cluster.objects if key[0] == "ConfigMap"} == {
         obj["metadata"]["name"].partition(".")[0] for obj in new[0] if obj["kind"] == "ConfigMap"}
+    assert ("ConfigMap", "kube-system", keepalive.NAME) in cluster.objects
 
 
 @pytest.mark.usefixtures("small_cells")
 def test_a_missing_params_configmap_denies_everything() -> None:
     objects = exported(lock(20))[0]
-    cells = [obj for obj in objects if obj["kind"] == "ConfigMap"]
+    cells = params_of(objects)
     assert len(cells) > 1
     cluster = Cluster()
     cluster.apply(objects)
@@ -186,7 +197,7 @@ def test_each_container_is_judged_in_one_cell_which_names_its_entry() -> None:
     assert int(ranges) > 1 and int(classes) > 1
     pods = {"tag only": "{name}:v1", "another digest": "{name}:v1@" + OTHER, "no digest but the tag's": "{name}"}
     chosen = list(of)[::2]
-    for cell in (obj["data"] for obj in objects if obj["kind"] == "ConfigMap"):  # each cell judges some of them
+    for cell in (obj["data"] for obj in params_of(objects)):  # each cell judges some of them
         assert any(params.key(params.entry_name(e, "pinguard.lock")) in cell for e in chosen)
         assert any(e.digest.removeprefix("sha256:") in cell for e in chosen)
     for locked in chosen:
@@ -213,8 +224,7 @@ def test_cells_of_two_locks_mixed_admit_no_digest_neither_holds() -> None:
     """Mid-update, some cells hold the new lock and some the old: each judges its own range, never another's."""
     old, new = lock(20), lock(20, "v2")
     old_objects, new_objects = vap.objects(source(old), (), "deny"), vap.objects(source(new), (), "deny")
-    old_cells = [obj for obj in old_objects if obj["kind"] == "ConfigMap"]
-    new_cells = [obj for obj in new_objects if obj["kind"] == "ConfigMap"]
+    old_cells, new_cells = params_of(old_objects), params_of(new_objects)
     digests = {d for of in (old, new) for e in of for d in (e.digest, *e.platforms.values())}
     for chosen in itertools.product((0, 1), repeat=len(old_cells)):
         cluster = Cluster()
@@ -224,6 +234,35 @@ def test_cells_of_two_locks_mixed_admit_no_digest_neither_holds() -> None:
         for digest in [*sorted(digests)[:6], OTHER, "sha256:" + "0" * 64, "sha256:" + "f" * 64]:
             verdict = admit(objects, _pod(f"{entry(0).name}@{digest}"))
             assert not verdict.allowed or digest in digests
+
+
+def test_cells_of_digests_only_mixed_with_those_naming_entries_each_judge_their_range(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock grown past naming its entries, applied over one that named them: at 2 cells at most, 20 entries are
+    2x1 naming entries in 20 KiB cells, and 2x1 of digests only in 16 KiB. Mixed, each cell judges its range."""
+    monkeypatch.setattr(params, "MAX_CELLS", 2)
+    monkeypatch.setattr(params, "STORED_BUDGET", 20 * 1024)
+    old = vap.objects(source(lock(20)), (), "deny")
+    monkeypatch.setattr(params, "STORED_BUDGET", 16 * 1024)
+    new = vap.objects(source(lock(20, "v2")), (), "deny")
+    assert layout(old) == layout(new) == "2x1"
+    assert [params.OMITTED in cell["data"] for cell in (*params_of(old), *params_of(new))] == [False] * 2 + [True] * 2
+    for chosen in itertools.product((0, 1), repeat=2):
+        cluster = Cluster()
+        cluster.apply(old)
+        cluster.apply(cell for cell, pick in zip(params_of(new), chosen, strict=True) if pick)
+        cells = [cell["data"] for cell in params_of(list(cluster.objects.values()))]
+        for index in range(0, 20, 3):
+            for tag in ("v1", "v2"):
+                digest = entry(index, tag).digest.removeprefix("sha256:")
+                [judging] = [cell for cell in cells if cell[params.FROM] <= digest[:2] <= cell[params.TO]]
+                image = f"{entry(index).name}:{tag}@sha256:{digest}"
+                verdict = admit(list(cluster.objects.values()), _pod(image))
+                assert verdict.allowed is (digest in judging), (chosen, image)
+                if not verdict.allowed:
+                    said = vap.UNNAMED if params.OMITTED in judging else (  # the old lock names v1 only
+                        f"pin it to {entry(index).name}:v1@" if tag == "v1" else vap.NO_ENTRY)
+                    assert verdict.messages[0].split("; ", 1)[1].startswith(said)
 
 
 TRAIN_RUN = "example.com/v1/TrainRun:spec.template.spec,spec.workers[].template.spec,spec.replicas.*.spec"

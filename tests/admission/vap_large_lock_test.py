@@ -4,6 +4,9 @@ The API server gives each expression a cost budget (`PER_CALL_LIMIT`); a policy 
 cost grew with the lock would deny valid pods of a large lock, or time out. Every
 verdict here is the right one, and the cost of the costliest evaluation is the same as
 against a lock of the few entries the pods name: it does not grow with the lock.
+
+A lock of 20,000 entries fits no grid of name classes: its digests alone are split over
+ranges, each ConfigMap within what etcd stores, and a denial names no entry.
 """
 from __future__ import annotations
 
@@ -16,11 +19,12 @@ from pinguard.admission.objects import Source
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.cel import PER_CALL_LIMIT
-from tests.admission.helpers import admit, pod_spec
+from tests.admission.helpers import admit, own, params_of, pod_spec
 
 NAME = "registry.example.com/team-{team:02}/image-{i:04}"
 ENTRIES = 5000
 UNKNOWN = "sha256:" + "9" * 64
+SETTINGS = (params.FROM, params.TO, params.CLASS, params.CLASSES, params.OMITTED)
 
 
 def entry(index: int) -> LockEntry:
@@ -52,7 +56,7 @@ def pinned(entry_: LockEntry, which: int) -> str:
 
 
 def test_the_lock_is_split_over_configmaps_that_fit(large: list[dict[str, Any]]) -> None:
-    cells = [obj for obj in large if obj["kind"] == "ConfigMap"]
+    cells = params_of(large)
     assert len(cells) > 1
     assert all(params.stored_size(cell) <= params.STORED_BUDGET for cell in cells)
     assert {digest for cell in cells for digest in cell["data"] if len(digest) == 64} == {
@@ -92,7 +96,49 @@ def _names_its_entry(message: str, named: list[LockEntry]) -> bool:
 ])
 def test_an_image_whose_name_is_mostly_separators_is_judged_in_a_split_lock(
         large: list[dict[str, Any]], image: str) -> None:
-    assert len([obj for obj in large if obj["kind"] == "ConfigMap"]) > 1
+    assert len(params_of(large)) > 1
     for refused in (image, image.split(":")[0] + ":a@" + UNKNOWN):
         verdict = admit(large, pod([refused]))
         assert not verdict.allowed and verdict.messages, refused
+
+
+# --- a lock too large to name its entries in every cell ---
+
+HUGE = 20_000
+SAMPLED = range(0, HUGE, 67)  # 299 entries, spread over every range
+
+
+@pytest.fixture(scope="module")
+def huge() -> list[dict[str, Any]]:
+    return objects_of([entry(index) for index in range(HUGE)])
+
+
+def test_a_lock_of_20000_entries_is_split_over_ranges_of_digests_that_fit(huge: list[dict[str, Any]]) -> None:
+    cells = params_of(huge)
+    ranges = len(cells)
+    assert 1 < ranges <= params.MAX_CELLS
+    assert all(cell["metadata"]["labels"]["pinguard.dev/layout"] == f"{ranges}x1" for cell in cells)
+    assert all(params.stored_size(cell) <= params.STORED_BUDGET for cell in cells)
+    assert all(len(key) == 64 or key in SETTINGS for cell in cells for key in cell["data"])  # no name
+    held = [digest for cell in cells for digest in cell["data"] if len(digest) == 64]
+    assert len(held) == len(set(held)) == 3 * HUGE  # each digest in one cell
+    bindings = [obj for obj in own(huge) if obj["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert len(bindings) == ranges * len([obj for obj in own(huge) if obj["kind"] == "ValidatingAdmissionPolicy"])
+
+
+def test_each_entry_of_20000_is_admitted_and_a_foreign_digest_denied_in_one_cell_naming_no_entry(
+        huge: list[dict[str, Any]]) -> None:
+    sampled = [entry(index) for index in SAMPLED]
+    small = objects_of(sampled[:100])
+    for start in range(0, len(sampled), 100):
+        named = sampled[start:start + 100]
+        verdict = admit(huge, pod([pinned(e, i) for i, e in enumerate(named, start)]))
+        assert verdict.allowed, verdict.messages
+        assert verdict.cost <= admit(small, pod([pinned(e, i) for i, e in enumerate(named, start)])).cost * 1.05 + 50
+    for e in sampled[::10]:
+        for image in (f"{e.name}:{e.tag}@{locked_test_digest(e.name, 'foreign')}", f"{e.name}:{e.tag}"):
+            verdict = admit(huge, pod([image]))
+            # Judged in exactly one cell, which says the image is not pinned and names no entry, never a wrong one.
+            assert verdict.messages == (f"container c0: image `{image}` is not pinned to a digest of the lock; "
+                                        f"{vap.UNNAMED}",)
+            assert not verdict.allowed and verdict.cost < PER_CALL_LIMIT / 5

@@ -30,7 +30,7 @@ from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
 from testing.lockdata import INDEX, lock_for, locked_test_digest
 from tests.admission.cel import evaluate
-from tests.admission.helpers import RESOURCES, Verdict, admit, holding, pod_spec
+from tests.admission.helpers import RESOURCES, Verdict, admit, holding, own, params_of, pod_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = "public.ecr.aws/deep-learning-containers/ray"
@@ -222,7 +222,7 @@ def test_the_binding_leaves_kube_system_alone_unless_namespaces_are_named(projec
     named = vap.objects(source, ("research", "team"), "deny")
     assert admit(named, unlocked, namespace="default").applies is False
     assert not admit(named, unlocked, namespace="research").allowed
-    assert {obj["metadata"]["name"].partition(".")[2] for obj in named} == {"research.team"}
+    assert {obj["metadata"]["name"].partition(".")[2] for obj in own(named)} == {"research.team"}
 
 
 def test_every_kind_is_judged_by_the_one_policy_of_its_shape_which_names_its_versions(
@@ -257,7 +257,7 @@ def test_the_params_hold_each_digest_and_each_entry_under_its_name() -> None:
     lock = Lock().with_entries([entry("docker.io/library/nginx", "1.25", shared, linux_arm64="sha256:" + "e" * 64),
                                 entry("docker.io/library/nginx", "1.25.3", shared),
                                 entry("localhost:5000/team_x/app", "latest", "sha256:" + "f" * 64)])
-    [configmap] = [obj for obj in vap.objects(source_of(lock), (), "deny") if obj["kind"] == "ConfigMap"]
+    [configmap] = params_of(vap.objects(source_of(lock), (), "deny"))
     assert configmap["data"] == {
         "d" * 64: "", "e" * 64: "", "f" * 64: "",
         "digests.from": "00", "digests.to": "ff", "names.class": "0", "names.classes": "1",

@@ -14,7 +14,10 @@ import pytest
 
 pytest.importorskip("kubernetes", reason="needs the k8s extra: pip install 'pinguard[k8s]'")
 
+from pinguard.admission import keepalive
+from pinguard.admission.export import read_source
 from pinguard.cli import main
+from pinguard.launch.cluster import Kube, admit_only_the_lock, connect
 from pinguard.lock import lockfile
 from pinguard.read.paths import scan_paths
 from testing.fake_kube import FakeKube, image_id_for, pod
@@ -124,3 +127,57 @@ def test_an_invalid_policy_is_a_usage_error_before_the_cluster_is_reached(meshed
     status, out, err = _audit()
     assert (status, out) == (2, "") and "sidecars[0]: needs `name`, `image` or both" in err
     assert meshed.requests == []
+
+
+# --- pinguard's admission bindings: params missing, the keepalive gone ---
+
+def _admitted(namespace: str = "team") -> Kube:
+    """The lock's admission objects for `namespace` applied as `run --admission` applies them."""
+    kube = connect({"KUBECONFIG": "kubeconfig"})
+    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), namespace, None)
+    return kube
+
+
+def test_bindings_whose_params_are_gone_are_reported(fake: FakeKube) -> None:
+    _admitted().remove("ConfigMap", "pinguard-lock.team", "kube-system")
+    status, out, _ = _audit("--namespace", "clean")
+    bindings = sorted(name for plural, _, name in fake.applied if plural == "validatingadmissionpolicybindings"
+                      and name != keepalive.NAME)
+    assert status == 1 and len(bindings) == 8
+    assert out.splitlines() == [
+        *(f"ValidatingAdmissionPolicyBinding {name}: its params, ConfigMap kube-system/pinguard-lock.team, do not "
+          "exist: every pod it matches is denied; apply its export again [admission-params]" for name in bindings),
+        "8 problems; checked 1 container in 1 pod and 9 admission bindings (namespace clean)"]
+    reads = [r.bare_path for r in fake.requests if r.method == "GET" and "/configmaps/" in r.bare_path]
+    assert reads == ["/api/v1/namespaces/kube-system/configmaps/pinguard-lock.team"]  # once, not once a binding
+
+
+def test_pinguard_bindings_without_the_keepalive_are_reported(fake: FakeKube) -> None:
+    _admitted().remove("ValidatingAdmissionPolicyBinding", keepalive.NAME)
+    status, out, _ = _audit("--namespace", "clean", "--format", "json")
+    report = json.loads(out)
+    assert status == 1 and report["summary"]["reported"] == 1
+    assert report["admission"]["bindings"] == 8
+    assert [(p["binding"], p["problem"]) for p in report["admission"]["problems"]] == [
+        (keepalive.NAME, "admission-keepalive")]
+    assert "Kubernetes #130887" in report["admission"]["problems"][0]["message"]
+
+
+def test_a_whole_export_is_no_problem(fake: FakeKube) -> None:
+    _admitted()
+    assert _audit("--namespace", "clean") == (
+        0, "0 problems; checked 1 container in 1 pod and 9 admission bindings (namespace clean)\n", "")
+
+
+def test_bindings_rbac_will_not_list_are_said_once_and_the_pods_audited(fake: FakeKube, tmp_path: Path) -> None:
+    with FakeKube(forbidden=["validatingadmissionpolicybindings"]) as server:  # in place of `fake`
+        server.write_kubeconfig(tmp_path / "kubeconfig", namespace="team")
+        pinned = f"{RAY}@{RAY_DIGEST}"
+        server.add_pod(pod("team", "good", [("ray-head", pinned, image_id_for(pinned))]))
+        status, out, err = _audit()
+    assert (status, out) == (0, "0 problems; checked 1 container in 1 pod (namespace team)\n")
+    assert err.splitlines() == [
+        "pinguard: admission bindings not checked: listing validatingadmissionpolicybindings: 403 Forbidden: "
+        "validatingadmissionpolicybindings.admissionregistration.k8s.io is forbidden: User "
+        '"system:serviceaccount:team:auditor" cannot list resource "validatingadmissionpolicybindings" in API group '
+        '"admissionregistration.k8s.io" at the cluster scope']

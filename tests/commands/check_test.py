@@ -81,8 +81,8 @@ def test_each_file_is_parsed_once_for_its_references_and_its_documents(
     parsed: list[str] = []
     compose_all = yaml.compose_all
 
-    def counted(stream: str, Loader: Any) -> Any:
-        parsed.append(stream)
+    def counted(stream: Any, Loader: Any) -> Any:
+        parsed.append(getattr(stream, "text", stream))  # a file's text is handed over in pieces (yamlnodes._Chunks)
         return compose_all(stream, Loader=Loader)
 
     monkeypatch.setattr(yaml, "compose_all", counted)

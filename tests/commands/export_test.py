@@ -21,6 +21,7 @@ RAY = "public.ecr.aws/deep-learning-containers/ray"
 TAG = "train-ml-cuda-v1.1"
 DIGEST = locked_test_digest(RAY, TAG)
 LOCK = Lock().with_entries([LockEntry(RAY, TAG, DIGEST, INDEX, 0, "moving", None, "t", {})])
+KEEPALIVE = ["ConfigMap", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]  # every export begins so
 
 
 def _main(*args: str) -> tuple[int, str, str]:
@@ -40,20 +41,22 @@ def test_vap_is_the_default_and_names_the_lockfile_and_its_sha256(tree: Path) ->
     status, out, err = _main()
     assert (status, err) == (0, "")
     sha256 = hashlib.sha256((tree / "pinguard.lock").read_bytes()).hexdigest()
-    assert out.splitlines()[:4] == [
+    header = out.split("---\n", 1)[0].splitlines()
+    assert header[:3] == [
         f"# Admits only images pinned to a digest of pinguard.lock (sha256 {sha256}),",
         "# in every namespace but kube-system; mode deny. Do not edit: "
         "`pinguard export admission --format vap --mode deny` writes it.",
         "# When the lock changes, export again and apply all of this file (the digests are in its ConfigMap in "
-        "kube-system), then delete what an export of another layout left: `kubectl delete "
-        "validatingadmissionpolicybindings,configmaps -n kube-system -l "
+        "kube-system), then delete what an export of another layout left, in that order, never the other (deleting "
+        "first leaves the cluster unbound for a moment): `kubectl apply --server-side --field-manager=pinguard "
+        "--force-conflicts -f FILE && kubectl delete validatingadmissionpolicybindings,configmaps -n kube-system -l "
         "'pinguard.dev/scope=pinguard-lock,pinguard.dev/layout!=1x1'`.",
-        "---",
     ]
     documents = list(yaml.safe_load_all(out))
     kinds = [document["kind"] for document in documents]
-    assert kinds == ["ConfigMap", *["ValidatingAdmissionPolicy"] * 8, *["ValidatingAdmissionPolicyBinding"] * 8]
-    params = documents[0]
+    assert kinds == [*KEEPALIVE, "ConfigMap", *["ValidatingAdmissionPolicy"] * 8,
+                     *["ValidatingAdmissionPolicyBinding"] * 8]
+    params = documents[3]
     assert params["metadata"]["annotations"] == {"pinguard.dev/lockfile": "pinguard.lock",
                                                  "pinguard.dev/lock-sha256": sha256}
     assert params["data"][DIGEST.removeprefix("sha256:")] == ""
@@ -65,7 +68,7 @@ def test_the_same_lock_gives_the_same_bytes(tree: Path) -> None:
     first, again = _main(*args), _main(*args)
     assert first == again and first[0] == 0
     assert "`pinguard export admission --format vap --namespace research --namespace team --mode warn`" in first[1]
-    documents = list(yaml.safe_load_all(first[1]))
+    documents = list(yaml.safe_load_all(first[1]))[len(KEEPALIVE):]
     assert {document["metadata"]["name"].partition(".")[2] for document in documents} == {"research.team"}
     binding = documents[-1]
     assert binding["metadata"]["name"] == "pinguard-lock-pytorchjobs.research.team"
@@ -93,7 +96,7 @@ def test_kyverno_is_one_policy(tree: Path) -> None:
     status, out, _ = _main("--format", "kyverno", "--lockfile", "pinguard.lock")
     [policy] = yaml.safe_load_all(out)
     assert status == 0 and policy["kind"] == "ClusterPolicy"
-    assert "# When the lock changes, export and apply this policy again.\n" in out
+    assert "# When the lock changes, export again and apply it: `kubectl apply --server-side" in out
 
 
 def test_output_is_written_atomically_and_says_so(tree: Path) -> None:
@@ -120,11 +123,14 @@ def test_the_exported_policy_passes_check_until_the_lock_changes(tree: Path) -> 
     out = io.StringIO()
     assert main(["check", "admission.yaml", "kyverno.yaml"], env={}, stdout=out, stderr=io.StringIO()) == 1
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith(f"admission.yaml:18:1: error: ConfigMap does not admit 1 digest that pinguard.lock "
+    written = (tree / "admission.yaml").read_text().splitlines()
+    data = written.index("data:", written.index("    app.kubernetes.io/component: admission-params")) + 1
+    name = next(n for n, line in enumerate(written, 1) if line.startswith("  public.ecr.aws_s"))
+    assert lines[0].startswith(f"admission.yaml:{data}:1: error: ConfigMap does not admit 1 digest that pinguard.lock "
                                f"holds: `{moved}` ({RAY}:{TAG}); export it again with `pinguard export admission`")
-    assert lines[1].startswith(f"admission.yaml:19:3: error: ConfigMap admits `{DIGEST}`, which pinguard.lock does "
-                               "not hold")
-    assert lines[2].startswith(f"admission.yaml:24:70: error: ConfigMap tells to pin {RAY}:{TAG} to `{DIGEST}`, "
+    assert written[data] == f"  {DIGEST[7:]}: ''" and lines[1].startswith(
+        f"admission.yaml:{data + 1}:3: error: ConfigMap admits `{DIGEST}`, which pinguard.lock does not hold")
+    assert lines[2].startswith(f"admission.yaml:{name}:70: error: ConfigMap tells to pin {RAY}:{TAG} to `{DIGEST}`, "
                                f"not to `{moved}` as pinguard.lock does")
     assert [line.split(": error: ")[0] for line in lines[3:5]] == ["kyverno.yaml:56:15", "kyverno.yaml:56:17"]
     assert lines[5:] == ["5 errors, 0 warnings"] and all(line.endswith("[stale-admission]") for line in lines[:5])

@@ -32,6 +32,7 @@ from pinguard.read.paths import scan_paths
 from testing.fake_kube import APPLY_PATCH, FakeKube
 from testing.fake_registry import FakeRegistry, Response, Route
 from testing.lockdata import lock_for, locked_test_digest
+from testing.server_side_apply import SERVER_SET
 from tests.admission.helpers import admit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -453,7 +454,7 @@ def test_admission_is_applied_before_the_job_and_admits_all_it_launches(pinned: 
     assert posting > requests.index(patches[-1])  # the policy is in place before the job is created
     objects = [applied[PLURALS[obj["kind"]], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]]
                for obj in expected]
-    assert [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in ("uid", "resourceVersion")}}
+    assert [{**o, "metadata": {k: v for k, v in o["metadata"].items() if k not in SERVER_SET}}
             for o in objects] == expected
     assert len(launched) == 5  # the RayJob, the head, two workers, the submitter
     assert all(admit(objects, obj, namespace="team").allowed for obj in launched)
@@ -467,6 +468,8 @@ def test_dry_run_prints_the_admission_objects_before_the_job(pinned: Path) -> No
     status, out, err = _main("run", "--dry-run", "--admission", "--namespace", "team", "training/raycluster.yaml")
     assert status == 0, err
     *admission, job = yaml.safe_load_all(out)
+    keepalive, admission = admission[:3], admission[3:]
+    assert [obj["metadata"]["name"] for obj in keepalive] == ["pinguard-keepalive"] * 3
     assert [obj["kind"] for obj in admission] == [
         "ConfigMap", *["ValidatingAdmissionPolicy"] * 8, *["ValidatingAdmissionPolicyBinding"] * 8]
     assert job["kind"] == "RayCluster"
@@ -501,5 +504,5 @@ def test_a_cluster_without_admission_policies_is_told_and_nothing_is_created(pin
         status, _, err = _main("run", "--admission", "training/rayjob.yaml", env={"KUBECONFIG": str(kubeconfig)})
         methods = [r.method for r in old_cluster.requests]
     assert status == 2 and "POST" not in methods
-    assert ("applying ValidatingAdmissionPolicy pinguard-lock-pods.team: 404 Not Found: the server could not find the "
+    assert ("applying ValidatingAdmissionPolicy pinguard-keepalive: 404 Not Found: the server could not find the "
             "requested resource (ValidatingAdmissionPolicy needs Kubernetes 1.30 or later)") in err

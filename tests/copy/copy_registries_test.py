@@ -327,3 +327,20 @@ def test_a_copy_within_one_registry_mounts_every_blob_from_the_source(seeded: Se
     kept = f"inside/{host.replace(':', '_')}/origin/a"  # the source registry kept in the name, its port after `_`
     assert f"copied {host}/origin/a:v1 to {host}/{kept}: 0 blobs uploaded (0 B), 4 mounted, 0 skipped" in out
     assert served_whole(world.target.url, kept, image)
+
+
+def test_two_tags_of_one_image_are_copied_to_an_empty_repository(seeded: Seeded, tmp_path: Path) -> None:
+    """Each manifest is sent once, children first, then tagged for each tag: a registry given one manifest by two
+    images at once (distribution 2.8) refuses the index over it."""
+    world = seeded.world
+    multi = seeded.images["team/multi"]
+    world.push("team/multi", multi, "v1.0.0")
+    both = Lock().with_entries([entry("team/multi", "v1", multi), entry("team/multi", "v1.0.0", multi)])
+    status, _, path = run(seeded, tmp_path, "twice", lock=both)
+    assert status == 0, status
+    puts = [a.path for a in world.target_proxy.arrivals if a.method == "PUT" and "/manifests/" in a.path]
+    by_digest = [put for put in puts if "/manifests/sha256:" in put]
+    assert by_digest and len(by_digest) == len(set(by_digest))
+    assert sorted(put.rpartition("/")[2] for put in puts if put not in by_digest) == ["v1", "v1.0.0"]
+    assert tags_of(world.target.url, f"twice/{SOURCE}/team/multi") == {"v1": multi.digest, "v1.0.0": multi.digest}
+    assert all(entry.copies for entry in lockfile.read(path))

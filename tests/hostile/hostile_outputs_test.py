@@ -135,8 +135,9 @@ def test_a_lockfile_path_with_control_characters_keeps_the_header_one_line_each(
     status, out, err = _run("export", "--lockfile", name)
     assert (status, err) == (0, "")
     header = out.split("---\n", 1)[0]
-    assert len(header.splitlines()) == 3 and all(line.startswith("# ") for line in header.splitlines())
-    plain = _run("export")[1]  # the same lock at the default path: the same objects
+    plain = _run("export")[1]  # the same lock at the default path: the same objects, as many header lines
+    assert len(header.splitlines()) == len(plain.split("---\n", 1)[0].splitlines())
+    assert all(line.startswith("# ") for line in header.splitlines())
     assert len(list(yaml.safe_load_all(out.encode("utf-8", "surrogateescape")))) == len(list(yaml.safe_load_all(plain)))
     command = header.splitlines()[1].split("`")[1]
     assert command.startswith("pinguard export admission --format vap --mode deny --lockfile ")

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pinguard.lock import lockfile
-from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
+from pinguard.lock.lockfile import Copy, Lock, LockEntry, LockfileError
 from pinguard.policy.load import PolicyError, load
 from pinguard.policy.rules import require_provenance, require_sbom, require_signature
 from pinguard.policy.rules.common import Context
@@ -33,13 +33,23 @@ ACME = "https://github.com/acme/trainer/.github/workflows/release.yml@refs/heads
 ATTACKER = "https://github.com/attacker/evil/.github/workflows/x.yml@refs/heads/main"
 GITHUB, ELSEWHERE_ISSUER = "https://token.actions.githubusercontent.com", "https://accounts.example.com"
 FOUND = Found("pod.yaml", "kubernetes", Span(0, 1, 5, 12), f"{NAME}:{TAG}", parse(f"{NAME}:{TAG}"))
+COPY, EVIL = "registry.internal/mirror/acme/trainer", "docker.io/evil/other"
+# What a cosign signature may say it signs, and the repository that names, worked out by hand ("": none).
+CLAIMS = {NAME: NAME, f"{NAME}:{TAG}": NAME, f"{NAME}@{INDEX}": NAME, COPY: COPY, "evil/other": EVIL, EVIL: EVIL,
+          "index.docker.io/evil/other": EVIL, "": None}
 
 
-def entry(evidence: Evidence, platforms: dict[str, str] | None = None) -> LockEntry:
+def entry(evidence: Evidence, platforms: dict[str, str] | None = None, copies: tuple[str, ...] = ()) -> LockEntry:
     platforms = {"linux/amd64": AMD64} if platforms is None else platforms
     single = INDEX in platforms.values()  # a single manifest: the digest names the image itself
     media_type = f"application/vnd.oci.image.{'manifest' if single else 'index'}.v1+json"
-    return LockEntry(NAME, TAG, INDEX, media_type, 0, "other", None, "2026-11-30T00:00:00Z", platforms, evidence)
+    return LockEntry(NAME, TAG, INDEX, media_type, 0, "other", None, "2026-11-30T00:00:00Z", platforms, evidence,
+                     copies=tuple(Copy(to, "2026-12-01T00:00:00Z") for to in copies))
+
+
+def _by_key(subject: str, reference: str | None = NAME) -> Signature:
+    """A cosign signature by KEY, recorded verified, saying it signs `reference`."""
+    return Signature("cosign", KEY, None, True, subject=subject, reference=reference)
 
 
 def judged(rule: Any, conf: dict[str, Any], locked: LockEntry) -> list[str]:
@@ -68,7 +78,9 @@ def _vouched(locked: LockEntry, require_index: bool, about: Iterable[str | None]
 def signature_oracle(conf: dict[str, Any], locked: LockEntry) -> bool:
     def named(s: Signature) -> bool:
         if s.kind == "cosign":
-            return s.identity in conf["keys"]
+            image = CLAIMS.get(s.reference) if s.reference is not None else None
+            ours = image is not None and (image == locked.name or image in {c.to for c in locked.copies})
+            return s.identity in conf["keys"] and (conf["signed-repository"] == "any" or ours)
         if s.kind in ("sigstore", "notation"):
             return _glob(s.identity, conf["identities"]) and (not conf["issuers"] or _glob(s.issuer, conf["issuers"]))
         return False
@@ -103,7 +115,7 @@ signatures = st.builds(
     Signature, kind=st.sampled_from(["cosign", "sigstore", "notation", "x509-ish"]),
     identity=st.sampled_from([KEY, OTHER_KEY, ACME, ATTACKER, None]),
     issuer=st.sampled_from([GITHUB, ELSEWHERE_ISSUER, None]), verified=st.booleans(), problem=st.none(),
-    subject=subjects)
+    subject=subjects, reference=st.sampled_from([*CLAIMS, None]))
 builds = st.builds(
     Build, predicate_type=st.just("https://slsa.dev/provenance/v1"),
     builder=st.sampled_from(["https://github.com/actions/runner", "https://evil.example/builder", None]),
@@ -119,18 +131,23 @@ platform_sets = st.one_of(
         lambda names: {name: PLATFORM_DIGESTS[name] for name in names}),
 )
 entries = st.builds(
-    lambda platforms, b, s, sb: entry(Evidence("2026-11-30T00:00:00Z", tuple(b), tuple(s), tuple(sb)), platforms),
-    platform_sets, st.lists(builds, max_size=4), st.lists(signatures, max_size=4), st.lists(sboms, max_size=3))
+    lambda platforms, b, s, sb, copies: entry(Evidence("2026-11-30T00:00:00Z", tuple(b), tuple(s), tuple(sb)),
+                                              platforms, copies),
+    platform_sets, st.lists(builds, max_size=4), st.lists(signatures, max_size=4), st.lists(sboms, max_size=3),
+    st.sampled_from([(), (COPY,)]))
 globs = st.lists(st.sampled_from(["https://github.com/acme/*", "*", "https://github.com/*", "nobody"]), max_size=2)
 
 
 @settings(max_examples=400, deadline=None)
 @given(locked=entries, require_index=st.booleans(),
        keys=st.lists(st.sampled_from([KEY, OTHER_KEY]), max_size=2),
-       identities=globs, issuers=st.lists(st.sampled_from([GITHUB, "https://accounts.*"]), max_size=1))
+       identities=globs, issuers=st.lists(st.sampled_from([GITHUB, "https://accounts.*"]), max_size=1),
+       signed_repository=st.sampled_from(["locked", "any"]))
 def test_require_signature_passes_only_when_every_required_image_carries_a_named_signature(
-        locked: LockEntry, require_index: bool, keys: list[str], identities: list[str], issuers: list[str]) -> None:
-    conf = {"keys": keys, "identities": identities, "issuers": issuers, "require-index": require_index}
+        locked: LockEntry, require_index: bool, keys: list[str], identities: list[str], issuers: list[str],
+        signed_repository: str) -> None:
+    conf = {"keys": keys, "identities": identities, "issuers": issuers, "require-index": require_index,
+            "signed-repository": signed_repository}
     assert (judged(require_signature, conf, locked) == []) == signature_oracle(conf, locked)
 
 
@@ -165,7 +182,7 @@ def test_a_keys_only_policy_refuses_keyless_and_notation_signatures_even_recorde
         keyless = _signed(Signature(kind, identity, issuer, True, subject=INDEX))
         [message] = judged(require_signature, keys_only, keyless)
         assert f"signed only by {kind} {identity}" in message and "which the policy does not trust" in message
-    assert judged(require_signature, keys_only, _signed(Signature("cosign", KEY, None, True, subject=INDEX))) == []
+    assert judged(require_signature, keys_only, _signed(_by_key(INDEX))) == []
 
 
 def test_identities_trust_only_what_they_match_and_issuers_narrow_them() -> None:
@@ -175,8 +192,7 @@ def test_identities_trust_only_what_they_match_and_issuers_narrow_them() -> None
     assert judged(require_signature, {"identities": ["https://github.com/acme/*"], "issuers": [ELSEWHERE_ISSUER]},
                   acme) != []
     # a key id is no identity: a cosign signature is trusted by `keys` alone
-    assert judged(require_signature, {"identities": ["*"]}, _signed(Signature("cosign", KEY, None, True,
-                                                                              subject=INDEX))) != []
+    assert judged(require_signature, {"identities": ["*"]}, _signed(_by_key(INDEX))) != []
 
 
 def test_a_signature_recorded_unverified_never_counts() -> None:
@@ -187,22 +203,53 @@ def test_a_signature_recorded_unverified_never_counts() -> None:
 
 def test_one_signed_platform_does_not_sign_the_others_nor_the_index() -> None:
     platforms = {"linux/amd64": AMD64, "linux/arm64": ARM64}
-    arm_only = _signed(Signature("cosign", KEY, None, True, subject=ARM64), platforms=platforms)
+    arm_only = _signed(_by_key(ARM64), platforms=platforms)
     [message] = judged(require_signature, {"keys": [KEY]}, arm_only)
     assert "no signature on the linux/amd64 image" in message and "arm64" not in message
-    both = _signed(Signature("cosign", KEY, None, True, subject=ARM64), Signature("cosign", KEY, None, True,
-                                                                                  subject=AMD64), platforms=platforms)
+    both = _signed(_by_key(ARM64), _by_key(AMD64), platforms=platforms)
     assert judged(require_signature, {"keys": [KEY]}, both) == []
     [message] = judged(require_signature, {"keys": [KEY], "require-index": True}, both)
     assert "no signature on the index" in message
-    index_signed = _signed(Signature("cosign", KEY, None, True, subject=INDEX), platforms=platforms)
+    index_signed = _signed(_by_key(INDEX), platforms=platforms)
     assert judged(require_signature, {"keys": [KEY], "require-index": True}, index_signed) == []
 
 
 def test_an_index_without_platforms_recorded_needs_the_index_signed() -> None:
     assert judged(require_signature, {"keys": [KEY]}, _signed(platforms={})) != []
-    signed = _signed(Signature("cosign", KEY, None, True, subject=INDEX), platforms={})
+    signed = _signed(_by_key(INDEX), platforms={})
     assert judged(require_signature, {"keys": [KEY]}, signed) == []
+
+
+@pytest.mark.parametrize(("reference", "copies", "counts"), [
+    (NAME, (), True),
+    (f"{NAME}:{TAG}", (), True),  # names compared normalised, tag and digest aside
+    (COPY, (COPY,), True),  # a copy the lock records
+    (COPY, (), False),  # a copy the lock does not record is another repository
+    (EVIL, (COPY,), False),  # the same digest, signed as another repository's
+    ("index.docker.io/evil/other", (), False),
+    ("", (), False),  # names no image: podman and CRI-O refuse it, and so does the rule by default
+])
+def test_a_cosign_signature_counts_only_for_the_repository_it_names(reference: str, copies: tuple[str, ...],
+                                                                    counts: bool) -> None:
+    locked = entry(Evidence("2026-11-30T00:00:00Z", signatures=(_by_key(INDEX, reference),)), copies=copies)
+    found = judged(require_signature, {"keys": [KEY]}, locked)
+    assert (found == []) is counts
+    if not counts:
+        [message] = found
+        assert message.endswith(f"the linux/amd64 image signed only by signatures that name {reference or 'no image'}, "
+                                f"not {NAME} or a copy the lock records "
+                                "(`signed-repository: any` takes a signature whatever image it names)")
+    assert judged(require_signature, {"keys": [KEY], "signed-repository": "any"}, locked) == []
+
+
+def test_a_cosign_signature_recorded_without_the_image_it_names_says_how_to_record_it_again() -> None:
+    [message] = judged(require_signature, {"keys": [KEY]}, _signed(_by_key(INDEX, None)))
+    assert message.endswith(f"its signatures were {OUTDATED}") and "pinguard lock --provenance" in message
+
+
+def test_a_repository_hand_written_into_the_lock_that_is_no_reference_names_nothing() -> None:
+    [message] = judged(require_signature, {"keys": [KEY]}, _signed(_by_key(INDEX, "Not A Reference")))
+    assert "signed only by signatures that name Not A Reference, not" in message
 
 
 def test_evidence_recorded_without_subjects_vouches_for_nothing_and_says_how_to_record_it_again() -> None:
@@ -266,12 +313,16 @@ def test_a_signature_rule_that_names_nobody_is_refused_when_the_policy_is_loaded
     load([policy])  # off, it trusts nothing and says nothing
     policy.write_text("rules:\n  require-signature: {level: error, identities: ['https://github.com/acme/*']}\n")
     assert load([policy]).rules["require-signature"]["identities"] == ["https://github.com/acme/*"]
+    assert load([policy]).rules["require-signature"]["signed-repository"] == "locked"  # the safe reading
+    policy.write_text("rules:\n  require-signature: {level: error, keys: [k], signed-repository: anywhere}\n")
+    with pytest.raises(PolicyError, match=r"signed-repository: expected one of locked, any, got 'anywhere'"):
+        load([policy])
 
 
 def test_the_lockfile_keeps_each_subject_and_why_a_statement_failed() -> None:
     evidence = Evidence("2026-11-30T00:00:00Z",
                         (_build(signed=False, problem="none of the 1 trusted cosign keys verifies its signature"),),
-                        (Signature("cosign", KEY, None, True, subject=AMD64),),
+                        (_by_key(AMD64),),
                         (Sbom("https://spdx.dev/Document", ELSEWHERE, 3, ARM64),), unread="2 layers left unread")
     lock = Lock().with_entries([entry(evidence)])
     text = lockfile.dumps(lock)
@@ -279,12 +330,24 @@ def test_the_lockfile_keeps_each_subject_and_why_a_statement_failed() -> None:
     assert lockfile.loads(text) == lock
 
 
+def test_the_lockfile_keeps_the_image_a_signature_names_and_reads_locks_recorded_before_it() -> None:
+    evidence = Evidence("2026-11-30T00:00:00Z", signatures=(_by_key(AMD64, EVIL), _by_key(ARM64, "")))
+    lock = Lock().with_entries([entry(evidence)])
+    text = lockfile.dumps(lock)
+    assert f'reference = "{EVIL}"' in text and 'reference = ""' in text
+    assert lockfile.loads(text) == lock
+    older = lockfile.loads(text.replace(f'reference = "{EVIL}", ', "").replace('reference = "", ', ""))
+    recorded = older.get(NAME, TAG)
+    assert recorded is not None and recorded.evidence is not None and recorded.evidence.outdated
+    assert {s.reference for s in recorded.evidence.signatures} == {None}
+
+
 @pytest.mark.parametrize(("field", "value", "problem"), [
     ("subject", '"sha256:../../etc"', "signatures[0].subject: 'sha256:../../etc' is not sha256:"),
     ("subject", "7", "signatures[0]: subject: expected a string, got an integer"),
 ])
 def test_a_recorded_subject_is_checked_like_any_digest(field: str, value: str, problem: str) -> None:
-    evidence = Evidence("2026-11-30T00:00:00Z", signatures=(Signature("cosign", KEY, None, True, subject=AMD64),))
+    evidence = Evidence("2026-11-30T00:00:00Z", signatures=(_by_key(AMD64),))
     text = lockfile.dumps(Lock().with_entries([entry(evidence)])).replace(f'{field} = "{AMD64}"', f"{field} = {value}")
     with pytest.raises(LockfileError, match=problem.replace("[", r"\[").replace("]", r"\]")):
         lockfile.loads(text)

@@ -52,6 +52,7 @@ from testing.signing import (
     issue,
     key_id,
     new_key,
+    notation_header,
     notation_jws,
     notation_payload,
     root_ca,
@@ -76,9 +77,9 @@ COSIGN_ATTESTATION_ARTIFACT = "application/vnd.dev.cosign.artifact.att.v1+json"
 # --- what signers attach ---------------------------------------------------------------------------------
 
 
-def signed(subject: Manifest, key: SigningKey) -> Manifest:
-    """A cosign signature (OCI 1.1 mode) of `subject` by `key`."""
-    payload = cosign_payload(subject.digest, reference=NAME)
+def signed(subject: Manifest, key: SigningKey, reference: str | None = NAME) -> Manifest:
+    """A cosign signature (OCI 1.1 mode) of `subject` by `key`, saying it signs `reference`."""
+    payload = cosign_payload(subject.digest, reference=reference)
     return cosign_referrer(subject, [cosign_signature(payload, base64.b64encode(cosign_sign(key, payload)).decode())])
 
 
@@ -199,6 +200,54 @@ def test_a_keys_only_policy_does_not_take_a_notation_signature(work: Path, regis
     assert (recorded.kind, recorded.verified) == ("notation", True)
     status, [finding] = findings(registry)
     assert status == 1 and "signed only by notation CN=Evil Signer,O=Acme" in finding
+
+
+def test_a_cosign_signature_made_for_another_repository_does_not_sign_this_one(
+        work: Path, registry: Registry, key: SigningKey) -> None:
+    registry.serve(INDEX, signed(INDEX, key, reference="docker.io/evil/other"))  # the same digest, signed elsewhere
+    policy(f"  require-signature: {{level: error, keys: ['{key_id(key)}']}}\n")
+    (recorded,) = relock(registry).signatures
+    assert (recorded.verified, recorded.reference) == (True, "docker.io/evil/other")
+    assert 'reference = "docker.io/evil/other"' in Path("pinguard.lock").read_text()
+    status, [finding] = findings(registry)
+    assert status == 1 and f"signed only by signatures that name docker.io/evil/other, not {NAME}" in finding
+    policy(f"  require-signature: {{level: error, keys: ['{key_id(key)}'], signed-repository: any}}\n")
+    assert findings(registry) == (0, [])  # said outright, and only then
+
+    registry.serve(INDEX, signed(INDEX, key, reference=None))  # names no image: a runtime would refuse it
+    policy(f"  require-signature: {{level: error, keys: ['{key_id(key)}']}}\n")
+    assert relock(registry).signatures[0].reference == ""
+    status, [finding] = findings(registry)
+    assert status == 1 and "signed only by signatures that name no image" in finding
+
+
+def test_a_lock_recorded_before_the_signed_repository_is_looked_at_again(
+        work: Path, registry: Registry, key: SigningKey) -> None:
+    registry.serve(INDEX, signed(INDEX, key))
+    policy(f"  require-signature: {{level: error, keys: ['{key_id(key)}']}}\n")
+    relock(registry)
+    Path("pinguard.lock").write_text(Path("pinguard.lock").read_text().replace(f'reference = "{NAME}", ', ""))
+    status, [finding] = findings(registry)
+    assert status == 1 and OUTDATED in finding
+    assert run(registry, "lock", "--provenance")[0] == 0  # what the finding says to do
+    assert findings(registry) == (0, [])
+
+
+@pytest.mark.parametrize(("store", "status"), [("notation-certs", 1), ("notation-signing-authorities", 0)])
+def test_an_expired_notation_certificate_signs_again_only_through_a_signing_authority(
+        work: Path, registry: Registry, store: str, status: int) -> None:
+    root, now = root_ca("Signer Root CA"), dt.datetime.now(dt.UTC)
+    leaf = issue(root, "Expired Signer", valid=(now - dt.timedelta(days=400), now - dt.timedelta(days=90)))
+    root.write(Path("root.pem"))
+    # Signed today, its authentic signing time backdated into the certificate's validity.
+    header = notation_header(signing_time=now - dt.timedelta(days=120), authority=True)
+    envelope = notation_jws(leaf, [leaf, root], notation_payload(INDEX.digest), header=header)
+    registry.serve(INDEX, notation_signature(INDEX, envelope))
+    policy("  require-signature: {level: error, identities: ['CN=Expired Signer,O=Acme']}\n",
+           f"{store}: [root.pem]")
+    (recorded,) = relock(registry).signatures
+    assert recorded.verified is (status == 0)
+    assert findings(registry)[0] == status
 
 
 def test_a_signature_rule_naming_nobody_is_an_error_not_a_pass(work: Path, registry: Registry) -> None:

@@ -174,7 +174,8 @@ KEY = "sha256:" + "f" * 64
 
 
 def test_the_provenance_rules_judge_a_digest_without_a_tag_by_the_entry_holding_it(work: Path) -> None:
-    signed = Evidence("t", signatures=(Signature("cosign", KEY, None, True, subject=NGINX),))
+    signed = Evidence("t", signatures=(Signature("cosign", KEY, None, True, subject=NGINX,
+                                             reference="docker.io/library/nginx"),))
     nginx = LOCK.get("docker.io/library/nginx", "1.25")
     redis = LOCK.get("docker.io/library/redis", "7")
     assert nginx is not None and redis is not None

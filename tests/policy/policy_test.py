@@ -42,12 +42,15 @@ def test_a_folder_named_like_a_preset_is_not_a_policy(tmp_path: Path, monkeypatc
 
 def test_provenance_settings_are_paths_beside_the_policy(tmp_path: Path) -> None:
     (tmp_path / "keys").mkdir()
-    base = _policy(tmp_path / "keys", "provenance:\n  keys: [cosign.pub]\n  trusted-root: root.json\n", "base.yaml")
+    base = _policy(tmp_path / "keys", "provenance:\n  keys: [cosign.pub]\n  trusted-root: root.json\n"
+                   "  notation-signing-authorities: [sa.pem]\n", "base.yaml")
     child = _policy(tmp_path, "extends: keys/base.yaml\nprovenance:\n  lock: true\n  notation-certs: [ca.pem]\n")
     policy = load([child])
     assert policy.trust.keys == (base.parent / "cosign.pub",)
     assert policy.trust.trusted_root == base.parent / "root.json"
     assert policy.trust.notation_certs == (tmp_path / "ca.pem",)
+    assert policy.trust.notation_authorities == (base.parent / "sa.pem",)  # a CA is no signing authority
+    assert load([base]).trust.notation_certs == ()
     assert policy.lock_provenance and not for_command([], project=False).lock_provenance
 
 

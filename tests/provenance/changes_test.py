@@ -9,7 +9,7 @@ from pinguard.provenance.model import OUTDATED, Build, Evidence, Sbom, Signature
 SUBJECT, STATEMENT, SBOM, PLATFORM = ("sha256:" + c * 64 for c in "abcd")
 BUILD = Build("https://slsa.dev/provenance/v1", "https://github.com/actions/runner", "https://github.com/acme/app",
               "1111", None, None, STATEMENT, SUBJECT, True, signed=True)
-SIGNED = Signature("cosign", "sha256:key", None, True, subject=SUBJECT)
+SIGNED = Signature("cosign", "sha256:key", None, True, subject=SUBJECT, reference="ghcr.io/acme/app")
 BEFORE = Evidence("2026-11-01T00:00:00Z", (BUILD,), (SIGNED,), (Sbom("https://spdx.dev/Document", SBOM, 3, SUBJECT),))
 
 
@@ -42,6 +42,16 @@ def test_a_signature_verified_on_another_subject_does_not_stand_for_the_one_reco
     elsewhere = replace(SIGNED, subject=PLATFORM)
     assert lost(BEFORE, Evidence("now", BEFORE.builds, (elsewhere,), BEFORE.sboms)) == [
         f"the cosign signature by sha256:key on {SUBJECT} is recorded in the lock but not found at the registry"]
+
+
+def test_a_signature_that_names_another_repository_now_is_lost() -> None:
+    resigned = replace(SIGNED, reference="docker.io/evil/other")
+    assert lost(BEFORE, Evidence("now", BEFORE.builds, (resigned,), BEFORE.sboms)) == [
+        f"the cosign signature by sha256:key on {SUBJECT} names docker.io/evil/other now, not ghcr.io/acme/app as "
+        "the lock records"]
+    unrecorded = replace(SIGNED, reference=None)  # recorded before references were: outdated, nothing to compare
+    now = Evidence("now", BEFORE.builds, (resigned,), BEFORE.sboms)
+    assert lost(replace(BEFORE, signatures=(unrecorded,)), now) == [f"its provenance was {OUTDATED}"]
 
 
 def test_a_statement_that_lost_its_signature_is_a_change() -> None:

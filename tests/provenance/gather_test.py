@@ -66,7 +66,8 @@ def test_what_refers_to_an_image_is_verified_read_and_recorded_once(
     with caplog.at_level(logging.DEBUG, logger="pinguard"):
         evidence = gather(_client(), "ghcr.io/acme/trainer:1.0", INDEX, {"linux/amd64": AMD64}, trust)
     assert asked == [("ghcr.io", "acme/trainer", INDEX, [AMD64])]
-    assert evidence.signatures == (Signature("cosign", signing.key_id(key), None, True, subject=INDEX),)
+    assert evidence.signatures == (Signature("cosign", signing.key_id(key), None, True, subject=INDEX,
+                                             reference="registry.example/team/app"),)
     (build,) = evidence.builds
     assert (build.subject, build.subject_matches, build.source) == (AMD64, True, "https://github.com/acme/trainer.git")
     (sbom,) = evidence.sboms

@@ -34,8 +34,9 @@ def _chain(pki: dict[str, signing.Issued]) -> list[signing.Issued]:
 
 
 def _notation(envelope: bytes, anchors: list[signing.Issued], tmp_path: Path, *, subject: str = IMAGE,
-              now: dt.datetime = NOW) -> Signature:
-    trust = Trust(notation_certs=tuple(a.write(tmp_path / f"ca{n}.pem") for n, a in enumerate(anchors)))
+              now: dt.datetime = NOW, authorities: tuple[signing.Issued, ...] = ()) -> Signature:
+    trust = Trust(notation_certs=tuple(a.write(tmp_path / f"ca{n}.pem") for n, a in enumerate(anchors)),
+                  notation_authorities=tuple(a.write(tmp_path / f"sa{n}.pem") for n, a in enumerate(authorities)))
     [signature] = verify(signing.notation_artifact(subject, envelope), subject, trust, now)
     return signature
 
@@ -144,13 +145,46 @@ def test_a_certificate_must_be_valid_when_it_signed(tmp_path, pki):
     assert "not at 2025-04-02T12:00:00Z" in (_notation(envelope, [pki["root"]], tmp_path).problem or "")
 
 
-def test_an_authentic_signing_time_keeps_an_expired_certificate_valid(tmp_path, pki):
+EXPIRED = "certificate CN=Old Signer,O=Acme is valid from 2024-04-27T12:00:00Z to 2025-04-27T12:00:00Z, not at "
+NO_AUTHORITY = ("it claims an authentic signing time (notary.x509.signingAuthority), which only a trusted signing "
+                "authority vouches for, and no certificate of its chain is one "
+                "(provenance.notation-signing-authorities)")
+
+
+@pytest.mark.parametrize(("scheme", "store", "problem"), [
+    # Signed today by a certificate that expired in April, its time backdated into the certificate's validity:
+    ("signingAuthority", "signingAuthority", None),  # a signing authority stamps the time: it is taken
+    ("signingAuthority", "ca", NO_AUTHORITY),  # a CA's signer could backdate anything: Notation refuses it
+    ("signingAuthority", "both", None),
+    ("x509", "ca", EXPIRED + "2025-06-01T12:00:00Z"),  # its signing time is its word: it must be valid now
+    ("x509", "signingAuthority", "no certificate of its chain is a trusted Notation certificate"),
+])
+def test_only_a_signing_authority_is_taken_at_its_word_for_when_it_signed(tmp_path, pki, scheme, store, problem):
     leaf = signing.issue(pki["intermediate"], "Old Signer",
                          valid=(NOW - dt.timedelta(days=400), NOW - dt.timedelta(days=35)))
-    header = signing.notation_header(signing_time=NOW - dt.timedelta(days=40), authority=True)
+    header = signing.notation_header(signing_time=NOW - dt.timedelta(days=40), authority=scheme == "signingAuthority")
     envelope = signing.notation_jws(leaf, [leaf, pki["intermediate"], pki["root"]], signing.notation_payload(IMAGE),
                                     header=header)
-    assert _notation(envelope, [pki["root"]], tmp_path).verified
+    cas = [pki["root"]] if store in ("ca", "both") else []
+    authorities = (pki["root"],) if store in ("signingAuthority", "both") else ()
+    signature = _notation(envelope, cas, tmp_path, authorities=authorities)
+    assert (signature.verified, signature.problem) == (problem is None, problem)
+
+
+def test_a_signing_authority_vouches_for_no_time_its_certificates_were_not_valid_at(tmp_path, pki):
+    leaf = signing.issue(pki["intermediate"], "Old Signer",
+                         valid=(NOW - dt.timedelta(days=400), NOW - dt.timedelta(days=35)))
+    header = signing.notation_header(signing_time=NOW - dt.timedelta(days=1), authority=True)
+    envelope = signing.notation_jws(leaf, [leaf, pki["intermediate"], pki["root"]], signing.notation_payload(IMAGE),
+                                    header=header)
+    assert _notation(envelope, [], tmp_path, authorities=(pki["root"],)).problem == EXPIRED + "2025-05-31T12:00:00Z"
+
+
+def test_a_valid_signing_authority_signature_needs_the_authority_trusted_as_one(tmp_path, pki):
+    header = signing.notation_header(authority=True)
+    envelope = signing.notation_jws(pki["leaf"], _chain(pki), signing.notation_payload(IMAGE), header=header)
+    assert _notation(envelope, [pki["root"]], tmp_path).problem == NO_AUTHORITY
+    assert _notation(envelope, [], tmp_path, authorities=(pki["intermediate"],)).verified
 
 
 def test_an_expired_signature_does_not_verify(tmp_path, pki):
@@ -284,6 +318,8 @@ def test_an_unreadable_notation_certificate_file_is_the_users_error(tmp_path, pk
     artifact = signing.notation_artifact(IMAGE, envelope)
     with pytest.raises(PinguardError, match=r"ca\.pem: not a readable PEM certificate"):
         verify(artifact, IMAGE, Trust(notation_certs=(tmp_path / "ca.pem",)), NOW)
+    with pytest.raises(PinguardError, match=r"sa\.pem: not a readable PEM certificate"):
+        verify(artifact, IMAGE, Trust(notation_authorities=(tmp_path / "sa.pem",)), NOW)
 
 
 def test_notation_layers_count_only_in_notation_artifacts(tmp_path, pki):

@@ -45,7 +45,28 @@ def _cosign(layer_: Layer, trust: Trust, subject: str = IMAGE) -> Signature:
 def test_cosign_signature_verifies_with_each_key_type(tmp_path, keys, kind):
     key = keys[kind]
     layer = signing.cosign_layer(key, signing.cosign_payload(IMAGE))
-    assert _cosign(layer, _trust(tmp_path, key)) == Signature("cosign", signing.key_id(key), None, True, subject=IMAGE)
+    assert _cosign(layer, _trust(tmp_path, key)) == Signature("cosign", signing.key_id(key), None, True, subject=IMAGE,
+                                                              reference="registry.example/team/app")
+
+
+@pytest.mark.parametrize(("claimed", "recorded"), [
+    ("docker.io/evil/other", "docker.io/evil/other"),  # another repository: recorded as signed, judged by the rule
+    ("index.docker.io/library/nginx:1.25", "index.docker.io/library/nginx:1.25"),  # as written, tag and all
+    (None, ""),  # no identity at all: names no image
+    ("", ""),
+])
+def test_a_cosign_signature_records_the_image_it_says_it_signs(tmp_path, keys, claimed, recorded):
+    layer = signing.cosign_layer(keys["ecdsa"], signing.cosign_payload(IMAGE, reference=claimed))
+    signature = _cosign(layer, _trust(tmp_path, keys["ecdsa"]))
+    assert (signature.verified, signature.reference) == (True, recorded)
+
+
+@pytest.mark.parametrize("claimed", ["Not A Reference", "docker.io/evil/\x1b[31m", 42, ["ghcr.io/acme/trainer"]])
+def test_a_docker_reference_that_is_no_image_reference_does_not_verify(tmp_path, keys, claimed):
+    layer = signing.cosign_layer(keys["ecdsa"], signing.cosign_payload(IMAGE, reference=claimed))
+    assert _cosign(layer, _trust(tmp_path, keys["ecdsa"])) == Signature(
+        "cosign", signing.key_id(keys["ecdsa"]), None, False,
+        "the signed payload's docker-reference is not an image reference", IMAGE)
 
 
 def test_key_id_is_the_sha256_of_the_public_key_der(keys):

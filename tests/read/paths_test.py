@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-from pinguard.read.paths import each_file, scan_paths
+from pinguard.read.paths import each_file
+from tests.sources.readers import Recorded
 
 POD = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n"
 LOCK = """\
@@ -64,11 +65,14 @@ def test_the_right_paths_are_still_read_beside_a_wrong_one(tree: Path) -> None:
     assert out == "pod.yaml:4:12: docker.io/library/nginx:1.25 (kubernetes)\n"
 
 
-def test_streamed_records_carry_their_documents_and_kept_ones_do_not(tree: Path) -> None:
-    """`check` takes one record at a time; `scan` keeps them all, and every file's nodes would add up."""
-    (streamed,) = each_file(["pod.yaml"], [])
-    assert streamed.documents is not None and len(streamed.documents) == 1
-    assert [kept.documents for kept in scan_paths(["pod.yaml"]).files] == [None]
+def test_each_document_goes_to_the_reader_while_its_file_is_read_and_no_record_keeps_one(tree: Path) -> None:
+    """`check`'s rules read each document as the source composes it, one file after another: no record holds nodes."""
+    (tree / "two.yaml").write_text("kind: Pod\nspec: {containers: [{image: a:1}]}\n---\nkind: Pod\nspec: {}\n")
+    read = Recorded()
+    files = each_file(["pod.yaml", "two.yaml"], [], read.settings())
+    assert next(files).file.path == Path("pod.yaml") and [path for path, _ in read.documents] == ["pod.yaml"]
+    assert next(files).file.path == Path("two.yaml")
+    assert [path for path, _ in read.documents] == ["pod.yaml", "two.yaml", "two.yaml"]
 
 
 @pytest.mark.parametrize("command", ["scan", "check", "pin"])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pinguard.sources import compose
+from tests.sources.readers import Recorded
 
 COMPOSE = """\
 x-services: &shared
@@ -21,13 +22,14 @@ x-other:
 
 
 def test_every_service_image_with_its_place_and_only_those() -> None:
-    searched = compose.find("compose.yaml", COMPOSE)
+    read = Recorded()
+    searched = compose.find("compose.yaml", COMPOSE, read.settings())
     assert [(f.value, f.line, f.column, str(f.reference)) for f in searched.found] == [
         ("redis:7.2", 3, 12, "docker.io/library/redis:7.2"),  # a service merged in with `<<` runs too
         ("nginx:1.25", 7, 13, "docker.io/library/nginx:1.25"),  # inside its quotes
     ]
     assert all(f.source == "compose" and f.digest_field is None for f in searched.found)  # pinned in place
-    assert searched.documents is not None and len(searched.documents) == 1  # handed on to the rules
+    assert len(read.documents) == 1  # handed on to the rules
 
 
 def test_a_file_without_services_holds_no_references() -> None:

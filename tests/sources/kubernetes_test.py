@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pinguard.sources import kubernetes
 from pinguard.write.edits import apply, pin_edit
+from tests.sources.readers import Recorded
 
 DIGEST = "sha256:" + "d" * 64
 POD = """\
@@ -71,13 +72,15 @@ def test_every_container_image_is_found_as_its_controller_reads_it() -> None:
 
 
 def test_policies_crds_and_what_skaffold_builds_are_no_images() -> None:
-    searched = kubernetes.find("k8s.yaml", SKIPPED)
-    assert searched.found == [] and searched.documents is not None and len(searched.documents) == 3
+    read = Recorded()
+    assert kubernetes.find("k8s.yaml", SKIPPED, read.settings()).found == []
+    assert len(read.documents) == 3  # parsed, and handed on to the rules that read documents
 
 
 def test_a_file_that_never_says_image_is_not_parsed() -> None:
-    searched = kubernetes.find("config.yaml", "kind: ConfigMap\ndata: {key: [unclosed\n")
-    assert searched.found == [] and searched.documents is None
+    read = Recorded()
+    assert kubernetes.find("config.yaml", "kind: ConfigMap\ndata: {key: [unclosed\n", read.settings()).found == []
+    assert read.documents == []
 
 
 def test_list_items_joined_into_a_reference_are_pinned_in_their_tag() -> None:

@@ -5,6 +5,7 @@ import pytest
 
 from pinguard.sources import kinds
 from pinguard.sources.base import Found
+from tests.sources.readers import Recorded
 
 
 def _found(path: str, text: str, kind: str = "template") -> list[Found]:
@@ -150,7 +151,17 @@ def test_a_template_that_parses_as_yaml_is_reported_where_yaml_sees_a_mapping() 
         (10, 12, "nginx:1.25", False),
     ]
     assert _templated(found[:2]) == ["{{ .Values.image }}", '{{ include "x.image" . }}']
-    assert kinds.find("pod.yaml", POD, "kubernetes").documents is not None  # parsed YAML, not read by lines
+    read = Recorded()
+    kinds.find("pod.yaml", POD, "kubernetes", read.settings())
+    assert len(read.documents) == 1 and read.forgotten == []  # parsed YAML, not read by lines
+
+
+def test_a_template_whose_yaml_breaks_after_a_document_takes_that_document_back() -> None:
+    text = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n---\n{{- if .Values.on }}\nimage: x\n{{- end }}\n"
+    read = Recorded()
+    found = kinds.find("pod.yaml", text, "kubernetes", read.settings())
+    assert [f.value for f in found.found] == ["nginx:1.25", "x"]  # read line by line
+    assert len(read.documents) == 1 and read.forgotten == ["pod.yaml"]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.read.paths import scan_paths
 from pinguard.sources import kinds, yamlnodes
-from pinguard.sources.base import Unreadable
+from pinguard.sources.base import SourceError, Unreadable
 from pinguard.sources.yamlnodes import (
     Located,
     compose,
@@ -243,3 +243,53 @@ def test_may_hold_never_says_no_to_a_text_that_holds_the_word(text: str, holds: 
         return
     document = compose(text)[0]
     assert mapping_get(document, "image") is not None
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r"])
+def test_the_table_of_line_starts_is_the_same_built_a_piece_at_a_time(newline: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = random.Random(11)
+    text = "".join(rows.choice(f"ab é{newline}") for _ in range(3_000))
+    for piece in (1, 2, 7, 64):
+        monkeypatch.setattr(yamlnodes, "_PIECE", piece)
+        starts = list(yamlnodes._line_starts(text, newline))
+        assert starts == [0] + [i + 1 for i, char in enumerate(text) if char == newline]
+
+
+def _marks(document: yaml.Node) -> list[tuple[int, int, int, int, object]]:
+    marks, stack = [], [document]
+    while stack:
+        node = stack.pop()
+        marks.append((node.start_mark.index, node.start_mark.line, node.start_mark.column, node.end_mark.index,
+                      node.value if isinstance(node.value, str) else None))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(item for pair in node.value for item in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return marks
+
+
+def test_documents_read_a_piece_at_a_time_are_those_of_the_whole_string() -> None:
+    """libyaml is handed the text in pieces (a whole string it would copy): every mark stays in characters."""
+    wide = "\U0001d518"  # four bytes in UTF-8
+    text = "".join(f"---\nname: '☕{'é' * (n % 9)}'\nitems: [ü{n}, {{k: {wide}}}]\nblock: |\n  ✓ {n}\n"
+                   for n in range(800))
+    whole = [doc for doc in yaml.compose_all(text, Loader=yaml.SafeLoader) if doc is not None]  # PyYAML's own reader
+    assert [_marks(doc) for doc in yamlnodes.each_document(text)] == [_marks(doc) for doc in whole]
+
+
+def test_a_syntax_error_is_raised_when_the_document_holding_it_is_reached() -> None:
+    documents = yamlnodes.each_document("a: 1\n---\nb: [2\n")
+    assert next(documents).value[0][1].value == "1"
+    with pytest.raises(SourceError) as raised:
+        next(documents)
+    assert (raised.value.line, raised.value.column) == (4, 1)
+
+
+def test_one_image_named_many_times_is_held_once() -> None:
+    text = "".join(f"---\nkind: Pod\nspec: {{containers: [{{image: nginx:1.25}}, {{image: 'redis:{n % 2}'}}]}}\n"
+                   for n in range(50))
+    found = kinds.find("pods.yaml", text, "kubernetes").found
+    assert len(found) == 100 and len({id(f.reference) for f in found}) == len({id(f.value) for f in found}) == 3
+    assert {str(f.reference) for f in found} == {"docker.io/library/nginx:1.25", "docker.io/library/redis:0",
+                                                 "docker.io/library/redis:1"}

@@ -152,9 +152,45 @@ def test_a_rename_failing_midway_says_what_was_written_and_leaves_no_journal(tre
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(PinguardError, match=f"cannot replace {tree / NAMES[1]}: No such file or directory; "
-                                            f"already written: {tree / NAMES[0]}$"):
+                                            f"already written: {tree / NAMES[0]}; not written: {tree / NAMES[1]}, "
+                                            f"{tree / NAMES[2]}$"):
         commit(_changes(tree), [tree])
     assert _leftovers(tree) == []
+
+
+@pytest.mark.parametrize("when", ["staging the first", "staging the last", "renaming the first"])
+def test_an_edit_saved_while_the_commit_runs_is_never_overwritten(tree: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   when: str) -> None:
+    """An editor saves `a/two.yaml` at one moment of the commit: that file and those after it keep what they hold,
+    the ones renamed before stay pinned, no temporary file or journal is left, and the next run pins the rest."""
+    edited = tree / NAMES[1]
+    real_stage, real_replace = writing.stage, os.replace
+    staged: list[Path] = []
+
+    def stage(path: Path, data: bytes, **options: object) -> str:
+        staged.append(path)
+        if (when == "staging the first" and len(staged) == 1) or (when == "staging the last" and
+                                                                   len(staged) == len(NAMES)):
+            edited.write_text("saved by an editor\n")
+        return real_stage(path, data, **options)  # type: ignore[arg-type]
+
+    def replace(source: str, destination: Path) -> None:
+        real_replace(source, destination)
+        if when == "renaming the first":
+            edited.write_text("saved by an editor\n")
+
+    monkeypatch.setattr(writing, "stage", stage)
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(PinguardError, match=f"{edited}: changed while pinguard was writing, kept as it is now; "
+                                            f"already written: {tree / NAMES[0]}; not written: {edited}, "):
+        commit(_changes(tree), [tree])
+    assert _contents(tree) == {NAMES[0]: f"new {NAMES[0]}\n", NAMES[1]: "saved by an editor\n",
+                               NAMES[2]: f"old {NAMES[2]}\n"}
+    assert _leftovers(tree) == []
+    assert _recover(tree) == ""  # nothing left to repair
+    monkeypatch.setattr(os, "replace", real_replace)
+    commit([(TextFile.read(tree / NAMES[2]), f"new {NAMES[2]}\n")], [tree])
+    assert (tree / NAMES[2]).read_text() == f"new {NAMES[2]}\n"
 
 
 def test_a_file_reached_through_a_symlink_in_the_tree_is_written_once(tree: Path) -> None:

@@ -13,18 +13,27 @@ it verified and the rule names its signer; what the rule does not name is not tr
 A policy that names no key and no identity would trust no signature: it is refused when
 it is loaded. Every platform image the entry records must be signed, itself or through
 the index that lists it by digest (what `cosign sign IMAGE:TAG` signs); with
-`require-index: true`, the index itself too. Options: `repositories` (globs; default
-every one), `keys`, `identities`, `issuers`, `require-index`.
+`require-index: true`, the index itself too.
 
-PASS: `keys: [sha256:K]`, and a cosign signature verified with key K on the index
+A cosign signature also says which image it signs (its payload's docker-reference, which the
+lock records as `reference`): it counts only when that names the locked repository, or a copy of
+it the lock records (`copies`), as podman and CRI-O require by default; a signature of the same
+digest made for another repository, or naming none, does not. `signed-repository: any` takes
+it whatever it names. Sigstore bundles and Notation signatures bind a digest alone.
+
+Options: `repositories` (globs; default every one), `keys`, `identities`, `issuers`,
+`require-index`, `signed-repository` (`locked`, the default, or `any`).
+
+PASS: `keys: [sha256:K]`, and a cosign signature verified with key K on the index, naming the repository
 FAIL: only the arm64 image signed; a Sigstore or Notation signature where only `keys` are named;
-a signer not listed; a signature that did not verify
+a signer not listed; a signature that did not verify; a cosign signature naming another repository
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Final
 
+from pinguard.errors import InvalidReference
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
 from pinguard.policy.rules.common import (
@@ -40,14 +49,15 @@ from pinguard.policy.rules.common import (
     unread,
 )
 from pinguard.provenance.model import OUTDATED, Evidence, Signature
+from pinguard.reference import parse
 from pinguard.sources.base import Found
 
 ID = "require-signature"
 TYPE: Final = "reference"
 CONF: dict[str, object] = {"repositories": [str], "keys": [str], "identities": [str], "issuers": [str],
-                           "require-index": bool}
+                           "require-index": bool, "signed-repository": ("locked", "any")}
 DEFAULT: dict[str, object] = {"level": "off", "repositories": [], "keys": [], "identities": [], "issuers": [],
-                              "require-index": False}
+                              "require-index": False, "signed-repository": "locked"}
 
 
 def conf_problem(conf: Conf) -> str | None:
@@ -59,7 +69,7 @@ def conf_problem(conf: Conf) -> str | None:
 
 @judged_by_evidence
 def check(conf: Conf, found: Found, entry: LockEntry, recorded: Evidence) -> Iterator[Problem]:
-    trusted = [signature.subject for signature in recorded.signatures if trusts(conf, signature)]
+    trusted = [s.subject for s in recorded.signatures if trusts(conf, s) and _for_entry(conf, s, entry)]
     unsigned = uncovered(entry, conf["require-index"], trusted)
     if not unsigned:
         return
@@ -67,7 +77,7 @@ def check(conf: Conf, found: Found, entry: LockEntry, recorded: Evidence) -> Ite
         yield at(found, f"{spelled(found)} had no signature when its provenance was checked "
                         f"({recorded.checked_at}){unread(recorded)}")
     else:
-        yield at(found, f"{spelled(found)}: {_why(entry, recorded, unsigned)}{unread(recorded)}")
+        yield at(found, f"{spelled(found)}: {_why(conf, entry, recorded, unsigned)}{unread(recorded)}")
 
 
 def trusts(conf: Conf, signature: Signature) -> bool:
@@ -82,9 +92,27 @@ def trusts(conf: Conf, signature: Signature) -> bool:
     return False
 
 
-def _why(entry: LockEntry, recorded: Evidence, unsigned: list[Subject]) -> str:
+def _for_entry(conf: Conf, signature: Signature, entry: LockEntry) -> bool:
+    """Whether a signature signs the image as the entry's: a cosign one must name its repository or a copy of it."""
+    if signature.kind != "cosign" or conf["signed-repository"] == "any":
+        return True
+    try:
+        name = parse(signature.reference).name if signature.reference else None
+    except InvalidReference:  # a lockfile edited by hand
+        return False
+    return name in (entry.name, *(copy.to for copy in entry.copies))
+
+
+def _why(conf: Conf, entry: LockEntry, recorded: Evidence, unsigned: list[Subject]) -> str:
     """Why `unsigned` carry no signature the policy trusts, from the signatures recorded for them."""
     about = [s for s in recorded.signatures if any(covers(s.subject, subject, entry) for subject in unsigned)]
+    elsewhere = [s for s in about if trusts(conf, s) and not _for_entry(conf, s, entry)]
+    if any(s.reference is None for s in elsewhere):
+        return f"its signatures were {OUTDATED}"
+    if elsewhere:
+        names = " or ".join(sorted({s.reference or "no image" for s in elsewhere}))
+        return (f"{named(unsigned)} signed only by signatures that name {names}, not {entry.name} or a copy the "
+                "lock records (`signed-repository: any` takes a signature whatever image it names)")
     signers = sorted({_signer(s) for s in about if s.verified})
     if signers:
         return f"{named(unsigned)} signed only by {', '.join(signers)}, which the policy does not trust"

@@ -20,9 +20,18 @@ export writes one):
   tells to pin), is a finding; the entries of its name class (`names.class` of
   `names.classes`) it does not name are one finding, at `data`;
 - settings that are no cell of the layout the lock is exported with are a finding: the
-  policy would let a container pass unjudged;
+  policy would let a container pass unjudged; so is a cell of digests only
+  (`names.omitted`) where the export names entries, or the other way round;
 - a `pinguard.dev/layout` label other than that layout is one too: the params were split
   for another lock size, and the export's `kubectl delete` removes what is left of them.
+
+A ValidatingAdmissionPolicyBinding whose params (`paramRef`) are a cell no export of the
+lock writes is a finding: applied with the export and pruned as its header says, it is
+left bound to params that are gone, and an API server denies every pod it matches.
+
+The keepalive every export carries (`keepalive`: a ConfigMap, a policy and a binding,
+`app.kubernetes.io/component: admission-keepalive`) holds no digest: it is a finding only
+where it is not what `keepalive.objects` writes.
 
 In a Kyverno policy, each `value` list of a deny condition is read as the digest keys of
 a ConfigMap of every digest (a problem its rules share is told once). The lockfile's
@@ -43,10 +52,23 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
-from yaml.nodes import Node, ScalarNode, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.admission.objects import LAYOUT_LABEL, MANAGED_BY, Source
-from pinguard.admission.params import CLASS, CLASSES, FROM, MAX_CELLS, TO, cells, entry_name, key, name_class
+from pinguard.admission import keepalive
+from pinguard.admission.objects import COMPONENT, KEEPALIVE_COMPONENT, LAYOUT_LABEL, MANAGED_BY, NAME, Source
+from pinguard.admission.params import (
+    CLASS,
+    CLASSES,
+    FROM,
+    MAX_CELLS,
+    OMITTED,
+    TO,
+    Layout,
+    entry_name,
+    key,
+    layout_of,
+    name_class,
+)
 from pinguard.errors import PinguardError
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
@@ -62,8 +84,12 @@ DEFAULT: dict[str, object] = {"level": "error"}
 _HEX = re.compile(r"[0-9a-f]{64}")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _RANGE_END = re.compile(r"[0-9a-f]{2}")  # the first two hex digits of a digest
+# The name of a params ConfigMap (`vap._name`): the cell's place, if any, then the namespaces bound (or their hash).
+_CELL_NAME = re.compile(rf"{re.escape(NAME)}(?:-(?P<range>[0-9]{{1,3}})-(?P<class>[0-9]{{1,3}})-of-"
+                        rf"(?P<ranges>[0-9]{{1,3}})x(?P<classes>[0-9]{{1,3}}))?(?:\.|$)")
 _COUNT = re.compile(r"[0-9]{1,3}")
-_SETTINGS = (FROM, TO, CLASS, CLASSES)  # in the order of a cell's place
+_SETTINGS = (FROM, TO, CLASS, CLASSES, OMITTED)  # in the order of a cell's place
+_JUDGING = 4  # the first settings: what a cell judges
 _LISTED = 10  # what is missing, named in a finding; its count says the rest
 _AGAIN = "export it again with `pinguard export admission`"
 _Admitted = list[tuple[str, ScalarNode]]  # (digest, where it is written)
@@ -97,13 +123,19 @@ class _Exported:
         return dict(sorted(found.items()))
 
     @cached_property
-    def layout(self) -> tuple[str, frozenset[_Place]] | PinguardError:
+    def layout(self) -> tuple[Layout, frozenset[_Place]] | PinguardError:
         """The layout an export of the lock has and the place of each of its cells, or why there is no export."""
         try:  # the sha256 in the annotations is always 64 characters: its value does not move the layout
-            found = cells(Source(self.context.lock, self.context.lockfile, "0" * 64))
+            found = layout_of(Source(self.context.lock, self.context.lockfile, "0" * 64))
         except PinguardError as exc:
             return exc
-        return str(found[0].layout), frozenset(tuple(cell.data[s] for s in _SETTINGS) for cell in found)
+        return found, frozenset(tuple(found.settings(index, name_class_).get(s) for s in _SETTINGS)
+                                for index in range(found.ranges) for name_class_ in range(found.classes))
+
+    @property
+    def names_entries(self) -> bool:
+        """Whether an export of the lock names its entries (a lock that cannot be exported: as if it did)."""
+        return isinstance(self.layout, PinguardError) or self.layout[0].names
 
     def in_class(self, name_class_: int, classes: int) -> list[str]:
         """The sorted params keys of the entries of class `name_class_` of `classes` (at most MAX_CELLS)."""
@@ -126,8 +158,34 @@ def _exported(context: Context) -> _Exported:
 
 def check(conf: Conf, document: Node, where: Located, context: Context) -> Iterator[Problem]:
     for managed in _objects(document):
-        if scalar_text(get(managed, "metadata", "labels", MANAGED_BY[0])) == MANAGED_BY[1]:
+        labels = get(managed, "metadata", "labels")
+        if scalar_text(get(labels, MANAGED_BY[0])) != MANAGED_BY[1]:
+            continue
+        if scalar_text(get(labels, COMPONENT)) == KEEPALIVE_COMPONENT:
+            yield from _keepalive(managed, where)
+        else:
             yield from _stale(managed, where, context)
+
+
+def _keepalive(document: Node, where: Located) -> Iterator[Problem]:
+    """A keepalive object that is not the one of its kind `keepalive.objects` writes."""
+    kind = scalar_text(get(document, "kind"))
+    written = [obj for obj in keepalive.objects() if obj["kind"] == kind]
+    if not written or not _same(document, written[0]):
+        yield _at(document, where, f"{kind} {keepalive.NAME} is not the keepalive pinguard writes (it keeps the API "
+                                   f"server reading params): {_AGAIN}")
+
+
+def _same(node: Node | None, value: object) -> bool:
+    """Whether `node` reads as `value` (mappings, lists and strings), walked as far as `value` goes."""
+    if isinstance(value, dict):
+        pairs = {str(k.value): v for k, v in mapping_pairs(node)}
+        return isinstance(node, MappingNode) and pairs.keys() == value.keys() and all(
+            _same(pairs[k], v) for k, v in value.items())
+    if isinstance(value, list):
+        return isinstance(node, SequenceNode) and len(node.value) == len(value) and all(
+            _same(n, v) for n, v in zip(node.value, value, strict=True))
+    return scalar_text(node) == value
 
 
 def _objects(document: Node) -> Iterator[Node]:
@@ -147,6 +205,8 @@ def _stale(document: Node, where: Located, context: Context) -> Iterator[Problem
     exported = _exported(context)
     if kind == "ConfigMap":
         problems = _configmap(document, exported)
+    elif kind == "ValidatingAdmissionPolicyBinding":
+        problems = _binding(document, exported)
     elif kind == "ClusterPolicy" and (scalar_text(get(document, "apiVersion")) or "").startswith("kyverno.io/"):
         problems = _kyverno(document, exported)
     else:
@@ -156,6 +216,22 @@ def _stale(document: Node, where: Located, context: Context) -> Iterator[Problem
         if message not in said:
             said.add(message)
             yield _at(node, where, message, reference)
+
+
+def _binding(document: Node, exported: _Exported) -> Iterator[_Told]:
+    """A binding whose params an export of the lock does not write: applied with that export, then pruned as its
+    header says, it is left without them, and denies every pod it matches."""
+    ref = get(document, "spec", "paramRef", "name")
+    named = _CELL_NAME.match(scalar_text(ref) or "")
+    if ref is None or named is None or isinstance(exported.layout, PinguardError):
+        return
+    layout, _ = exported.layout
+    ranges, classes = (int(named["ranges"]), int(named["classes"])) if named["ranges"] else (1, 1)
+    within = named["range"] is None or (int(named["range"]) < ranges and int(named["class"]) < classes)
+    if (ranges, classes) != (layout.ranges, layout.classes) or not within:
+        yield ref, (f"ValidatingAdmissionPolicyBinding reads params {scalar_text(ref)}, which an export of "
+                    f"{exported.context.lockfile} does not write (its params are split {layout}): applied with it "
+                    f"and pruned, this binding is left without params and denies every pod it matches: {_AGAIN}"), None
 
 
 def _kyverno(document: Node, exported: _Exported) -> Iterator[_Told]:
@@ -184,8 +260,9 @@ def _configmap(document: Node, exported: _Exported) -> Iterator[_Told]:
         yield from _digests("ConfigMap", digests, anchor, exported, digest_range)
     named = [(k, v) for k, v in pairs if k.value not in _SETTINGS and not _HEX.fullmatch(str(k.value))]
     yield from _stale_names(named, exported)
-    of_class = _name_class(*place[2:])
-    if of_class is not None:
+    of_class = _name_class(*place[2:_JUDGING])
+    # A cell of digests only names no entry; one that says so wrongly is a finding of `_layout`.
+    if of_class is not None and exported.names_entries and not any(k.value == OMITTED for k, _ in pairs):
         yield from _unnamed({str(k.value) for k, _ in named}, exported.in_class(*of_class), anchor, exported)
 
 
@@ -225,16 +302,22 @@ def _layout(place: _Place, anchor: Node, labelled: list[Node], exported: _Export
     if isinstance(layout, PinguardError):
         yield (labelled or [anchor])[0], f"ConfigMap was exported from another lock: {layout}", None
         return
-    wrong = [node for node in labelled if scalar_text(node) != layout[0]]
+    wrong = [node for node in labelled if scalar_text(node) != str(layout[0])]
     if wrong:
         yield wrong[0], (f"ConfigMap params were split for another lock size ({LAYOUT_LABEL} "
                          f"{scalar_text(wrong[0])!r}; {lockfile} is exported as {layout[0]}): {_AGAIN}, apply it "
                          "and run the `kubectl delete` command of its header"), None
-    elif place not in layout[1]:
+    elif place[:_JUDGING] not in {cell[:_JUDGING] for cell in layout[1]}:
         written = ", ".join(f"`{s}` {value!r}" if value is not None else f"no one `{s}`"
-                            for s, value in zip(_SETTINGS, place, strict=True))
+                            for s, value in zip(_SETTINGS[:_JUDGING], place[:_JUDGING], strict=True))
         yield anchor, (f"ConfigMap judges a digest range and name class ({written}) that is no cell of the "
                        f"{layout[0]} layout {lockfile} is exported as: a container may pass unjudged; {_AGAIN}"), None
+    elif place not in layout[1]:
+        said = (f"says it names no entry (`{OMITTED}`), but {lockfile} is exported as {layout[0]}, naming each entry "
+                "in the cell of its class: a denial would not say what to pin") if layout[0].names else (
+            f"lacks `{OMITTED}: 'true'`, but {lockfile} is exported as {layout[0]} of digests only (too large to name "
+            "its entries in every cell): a denial would say the lock has no entry for an image it may hold")
+        yield anchor, f"ConfigMap {said}; {_AGAIN}", None
 
 
 def _digests(kind: str, admitted: _Admitted, anchor: Node, exported: _Exported,

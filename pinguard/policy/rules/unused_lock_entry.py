@@ -8,12 +8,11 @@ FAIL: `nginx:1.24` locked, no file mentions it
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from typing import Final
 
 from pinguard.findings import Problem
-from pinguard.lock.lockfile import locked_key, toml_string
+from pinguard.lock.lockfile import header_lines, locked_key, toml_string
 from pinguard.policy.rules.common import Conf, Context
 from pinguard.sources.base import Found
 
@@ -25,16 +24,10 @@ DEFAULT: dict[str, object] = {"level": "warning"}
 
 def check(conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]:
     used = context.lock.referenced(locked_key(f.reference) for f in found if f.reference is not None)
-    for entry in context.lock:
-        if entry.key not in used.entries:
-            yield Problem(context.lockfile, _line_of(lock_text, entry.name, entry.tag), 1,
-                          f"{entry.name}:{entry.tag} is locked but no checked file references it: "
-                          "run `pinguard lock` to drop it", f"{entry.name}:{entry.tag}")
-
-
-def _line_of(text: str, name: str, tag: str) -> int:
-    """The line of the entry's `[[image]]` header, found through its name and tag."""
-    pattern = re.compile(r"^\[\[image\]\]\s*\nname = " + re.escape(toml_string(name)) + r"\s*\ntag = " +
-                         re.escape(toml_string(tag)), re.MULTILINE)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else 1
+    unused = [entry for entry in context.lock if entry.key not in used.entries]
+    lines = header_lines(lock_text) if unused else {}  # read once, however many entries are unused
+    for entry in unused:
+        # The line of the entry's `[[image]]` header, found through its name and tag.
+        yield Problem(context.lockfile, lines.get((toml_string(entry.name), toml_string(entry.tag)), 1), 1,
+                      f"{entry.name}:{entry.tag} is locked but no checked file references it: "
+                      "run `pinguard lock` to drop it", f"{entry.name}:{entry.tag}")

@@ -7,13 +7,18 @@ from typing import Any
 
 import pytest
 
+from pinguard.lock.lockfile import Lock, LockEntry, dumps
+from pinguard.policy.rules import unused_lock_entry
+from pinguard.policy.rules.common import Context
 from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
 from testing.lockdata import lock_for, locked_test_digest
+from tests.counting import CountingText
 from tests.policy.helpers import check_rule, places
 
 DIGEST = locked_test_digest("docker.io/library/nginx", "1.25")
 OTHER = "sha256:" + "f" * 64
+MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 
 def pod(image: str) -> str:
@@ -99,3 +104,20 @@ def test_unused_lock_entry_points_at_the_lockfile(folder: Path) -> None:
     assert [(f.file, f.reference) for f in found] == [("pinguard.lock", "docker.io/library/redis:7.2")]
     assert text[found[0].line - 1] == "[[image]]" and 'docker.io/library/redis' in text[found[0].line]
     assert parse("redis:7.2").name in found[0].message
+
+
+def test_unused_lock_entries_are_placed_in_one_pass_over_the_lockfile() -> None:
+    examined = []
+    for count in (300, 1200):
+        lock = Lock().with_entries(LockEntry(
+            name=f"docker.io/library/app{n}", tag="1.0", digest=OTHER, media_type=MANIFEST, size=0, tag_kind="other",
+            frozen_tag=None, resolved_at="2026-11-30T00:00:00Z", platforms={}) for n in range(count))
+        text = CountingText(dumps(lock))
+        problems = list(unused_lock_entry.check({}, [], Context(lock, "pinguard.lock"), text))
+        lines = text.splitlines()
+        assert len(problems) == count
+        for problem in problems:
+            assert lines[problem.line - 1] == "[[image]]"
+            assert lines[problem.line] == f'name = "{str(problem.reference).partition(":")[0]}"'
+        examined.append(text.examined)
+    assert examined[1] <= 4.5 * examined[0]
