@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import argparse
 import io
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard import __version__
+from pinguard import __version__, cli
 from pinguard.cli import main
 from pinguard.policy.model import Policy
 from pinguard.sources import kinds
@@ -34,6 +35,38 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert stopped.value.code == 0
     assert capsys.readouterr().out == f"pinguard {__version__}\n"
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def _flags(parser: argparse.ArgumentParser) -> list[tuple[tuple[str, ...], str, object]]:
+    return [(tuple(action.option_strings), action.dest, action.default) for action in parser._actions]
+
+
+def test_the_parser_holds_the_tables_commands_each_with_the_flags_it_declares() -> None:
+    subparsers = _subparsers(cli.parser())
+    assert list(subparsers) == list(cli.COMMANDS)
+    for name, subparser in subparsers.items():
+        declared = cli.command(name)
+        assert declared.name == name
+        alone = argparse.ArgumentParser()
+        declared.options(alone)
+        assert _flags(subparser) == _flags(alone), name
+        # --policy is there exactly where the command runs under a policy, and says its default
+        policy = next((action for action in subparser._actions if action.dest == "policy"), None)
+        assert (policy is None) is (declared.policy is None), name
+        assert policy is None or declared.policy is None or declared.policy.said() in (policy.help or ""), name
+
+
+@pytest.mark.parametrize("argv", [["check", "--strict", "-q", "a", "b"], ["pin", "--dry-run", "--to", "r.example"],
+                                  ["post-render"], ["export", "admission", "--kind", "a/v1/K:spec"],
+                                  ["copy", "--to", "r.example", "--platform", "linux/arm64", "-j", "3"]])
+def test_a_command_parsed_alone_parses_as_the_whole_parser_does(argv: list[str]) -> None:
+    """The first word names the command: only its module is loaded, and nothing parses differently."""
+    assert cli.parser(argv[:1]).parse_args(argv) == cli.parser().parse_args(argv)
+    assert list(_subparsers(cli.parser(argv[:1]))) == argv[:1]
 
 
 @pytest.mark.parametrize(
@@ -68,6 +101,8 @@ def test_offline_commands_import_nothing_heavy(command: str, tmp_path: Path) -> 
     loaded = result.stderr.split()
     assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
     assert "pinguard.sources.kubernetes" in loaded  # the command really ran
+    commands = {f"pinguard.commands.{name.replace('-', '_')}" for name in cli.COMMANDS}
+    assert commands.intersection(loaded) == {f"pinguard.commands.{command}"}  # no other command's module
     # One manifest is read by its own source: no other kind's, no Helm, no charts (no Chart.yaml above it).
     others = {f"pinguard.sources.{name}" for name in kinds.MODULES.values()} - {
         "pinguard.sources.kubernetes", "pinguard.sources.runtime_env"}  # RayJob's runtime_env is read inside

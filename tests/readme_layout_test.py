@@ -1,4 +1,4 @@
-"""The README's layout names every module of the package, and only modules that exist."""
+"""The layout in docs/architecture.md names every module of the package, and only modules that exist."""
 from __future__ import annotations
 
 import re
@@ -7,12 +7,12 @@ from pathlib import Path
 import pinguard
 
 PACKAGE = Path(pinguard.__file__).parent
-README = PACKAGE.parent / "README.md"
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
 _NAME = re.compile(r"[\w.-]+(?:\.py|/)")
 
 
 def _layout_block() -> list[str]:
-    text = README.read_text(encoding="utf-8")
+    text = ARCHITECTURE.read_text(encoding="utf-8")
     section = text[text.index("\n## Layout\n"):]
     return section[section.index("```\n") + 4:section.index("\n```", section.index("```\n") + 4)].splitlines()
 

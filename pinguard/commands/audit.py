@@ -14,19 +14,48 @@ anything but allowed sidecars is reported, 0 otherwise.
 """
 from __future__ import annotations
 
+import argparse
 import json
+from typing import TYPE_CHECKING
 
 from pinguard import untrusted_text
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.launch import bindings
-from pinguard.launch.cluster import Kube, Refused, connect
 from pinguard.launch.pods import containers, judge
 from pinguard.lock import lockfile
 from pinguard.policy.model import Policy
 
+if TYPE_CHECKING:
+    from pinguard.launch.cluster import Kube
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--namespace", metavar="NS", help="the namespace (default: the context's)")
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    flags.policy(parser, _POLICY)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+
+
+def _run(context: Context) -> int:
+    args = context.args
+    return audit(context.options, context.policy(), namespace=args.namespace, all_namespaces=args.all_namespaces,
+                 fmt=args.format)
+
+
+_POLICY = PolicyDefault("default")
+COMMAND = Command("audit", "report pods running images the lockfile does not hold", _options, _run, _POLICY)
+
 
 def audit(options: Options, policy: Policy, *, namespace: str | None = None, all_namespaces: bool = False,
           fmt: str = "text") -> int:
+    from pinguard.launch.cluster import connect  # the kubernetes client: loaded when a cluster is reached
+
     lock = lockfile.read(options.lockfile)
     kube = connect(options.env)
     pods = kube.pods(None if all_namespaces else namespace or kube.namespace)
@@ -56,12 +85,14 @@ def audit(options: Options, policy: Policy, *, namespace: str | None = None, all
 
 def _bindings(kube: Kube, options: Options) -> bindings.Checked:
     """pinguard's admission bindings judged; where the API does not let them be read, said once, and none."""
+    from pinguard.launch.cluster import Refused
+
     try:
         return bindings.check(kube)
     except Refused as refused:
         if refused.status != 403:
             raise
-        print(f"pinguard: admission bindings not checked: {untrusted_text.shown(str(refused))}", file=options.stderr)
+        options.report.say(f"admission bindings not checked: {untrusted_text.shown(str(refused))}")
         return bindings.Checked(0, [])
 
 

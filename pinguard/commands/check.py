@@ -6,9 +6,14 @@ file, the lockfile or a policy cannot be read (every other file still checked).
 """
 from __future__ import annotations
 
+import argparse
 import io
+from dataclasses import replace
 from pathlib import Path
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.findings import ERROR
 from pinguard.policy.model import Policy
@@ -17,11 +22,32 @@ from pinguard.report.formats import FORMATS
 from pinguard.write.atomic import write_output
 
 
+def _options(parser: argparse.ArgumentParser) -> None:
+    flags.paths(parser)
+    flags.policy(parser, _POLICY)
+    parser.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    flags.output(parser, "the report")
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    flags.helm(parser)
+    flags.kustomize(parser)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+
+
+def _run(context: Context) -> int:
+    args, policy = context.args, context.policy()
+    return check(args.paths, context.options, replace(policy, sources=context.sources(policy)), fmt=args.format,
+                 output=args.output, strict=args.strict)
+
+
+_POLICY = PolicyDefault("default")
+COMMAND = Command("check", "offline lint: pinned, locked, consistent, allowed by policy", _options, _run, _POLICY)
+
+
 def check(paths: list[str], options: Options, policy: Policy, *, fmt: str = "text", output: Path | None = None,
           strict: bool = False) -> int:
     result = lint(paths, policy, options.lockfile)
-    for error in result.errors:
-        print(f"pinguard: {error}", file=options.stderr)
+    options.report.say(*result.errors)
     if output is None:  # written as it is rendered: a report of many findings is never held whole
         FORMATS[fmt](result.findings, options.stdout)
     else:

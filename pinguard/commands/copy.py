@@ -9,10 +9,14 @@ whole; any image that failed makes the run fail (exit 2), the others recorded al
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.copy.ecr import RepositorySettings, create_repositories
 from pinguard.copy.plan import ImagePlan, Selection, plan_lock
 from pinguard.copy.record import record_copies
@@ -24,6 +28,43 @@ from pinguard.reference import parse
 from pinguard.registry.manifest import Platform
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
+
+_DEADLINE = 24 * 3600.0  # the run's, where --timeout is not given: moving gigabytes takes longer than resolving
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--to", required=True, metavar="REGISTRY[/PREFIX]",
+                        help="where: each image keeps its registry and repository path under it "
+                             "(REGISTRY/PREFIX/public.ecr.aws/deep-learning-containers/ray), tags as in the lock")
+    flags.keep_registry(parser)
+    parser.add_argument("--all-platforms", action="store_true",
+                        help="copy every platform of an index, not only those the lock records")
+    parser.add_argument("--with-referrers", action="store_true",
+                        help="copy what refers to each image too: signatures, attestations, SBOMs, SOCI indexes")
+    parser.add_argument("--dry-run", action="store_true", help="say what would be copied; write nothing anywhere")
+    parser.add_argument("--create-repositories", action="store_true",
+                        help="create the repositories a private ECR target lacks, through boto3, as the policy's "
+                             "`ecr:` says (tag mutability, scan on push)")
+    flags.policy(parser, _POLICY)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+    flags.registry(parser, deadline=_DEADLINE,
+                   platforms="to copy (repeatable; default those the lock records; or --all-platforms)")
+
+
+def _run(context: Context) -> int:
+    args, policy = context.args, context.policy_at_hand()
+    online = context.online(policy, deadline=_DEADLINE)
+    ecr = RepositorySettings() if policy is None else policy.ecr
+    return copy(context.options.lockfile, args.to, online, stdout=context.options.stdout,
+                keep_registry=args.keep_registry, platforms=online.platforms if args.platform else (),
+                all_platforms=args.all_platforms, with_referrers=args.with_referrers, dry_run=args.dry_run,
+                create=ecr if args.create_repositories else None)
+
+
+_POLICY = PolicyDefault(None)
+COMMAND = Command("copy", "copy every locked image, digest for digest, where the cluster can pull it; record the "
+                          "copies", _options, _run, _POLICY)
 
 
 def copy(path: Path, to: str, online: OnlineSettings, *, stdout: TextIO, keep_registry: bool = True,

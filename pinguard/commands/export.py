@@ -10,14 +10,46 @@ judges a custom resource too, at the paths to its pod specs (`pinguard.admission
 """
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
 from pinguard.admission.export import FORMATS, read_source, render
 from pinguard.admission.objects import MODES, namespaces
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
 from pinguard.write.atomic import write_output
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("what", choices=("admission",), help="`admission`: only images pinned to a locked digest "
+                                                             "are admitted")
+    parser.add_argument("--format", choices=("vap", "kyverno"), default="vap",
+                        help="vap: ValidatingAdmissionPolicies, their bindings and params ConfigMaps (default); "
+                             "kyverno: a Kyverno ClusterPolicy")
+    parser.add_argument("--namespace", action="append", default=[], dest="namespaces", metavar="NS",
+                        help="bind this namespace (repeatable; default: every namespace but kube-system)")
+    parser.add_argument("--mode", choices=("deny", "warn", "audit"), default="deny",
+                        help="what a pod with an unlocked image meets: denied (default), admitted with a warning, "
+                             "or admitted and audited")
+    parser.add_argument("--kind", action="append", default=[], dest="kinds",
+                        metavar="GROUP/VERSION/KIND[/PLURAL]:PATH[,PATH...]",
+                        help="judge a custom resource too, at the paths to its pod specs (repeatable), e.g. "
+                             "'example.com/v1/TrainRun:spec.template.spec'")
+    flags.output(parser, "the YAML")
+    flags.lockfile(parser)
+    flags.quiet(parser)
+
+
+def _run(context: Context) -> int:
+    args = context.args
+    return export(context.options, fmt=args.format, bound=args.namespaces, mode=args.mode, output=args.output,
+                  kinds=args.kinds)
+
+
+COMMAND = Command("export", "write the lock as an admission policy the cluster enforces", _options, _run)
 
 
 def export(options: Options, *, fmt: str = "vap", bound: Sequence[str] = (), mode: str = "deny",

@@ -7,19 +7,48 @@ one) unless `--allow-empty`; any failure leaves the old lockfile byte-identical 
 """
 from __future__ import annotations
 
+import argparse
+
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
+from pinguard.lock.settings import WrittenDigest
 from pinguard.lock.sync import sync_lock
 from pinguard.read.paths import scan_for_writing
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.sources.base import SourceSettings
 
 
-def lock(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *, mismatch: str,
+def _options(parser: argparse.ArgumentParser) -> None:
+    flags.paths(parser)
+    flags.allow_empty(parser)
+    flags.provenance(parser)
+    flags.policy(parser, _POLICY)
+    flags.helm(parser)
+    flags.kustomize(parser)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+    flags.registry(parser)
+
+
+def _run(context: Context) -> int:
+    args, policy = context.args, context.policy()
+    online = context.online(policy, provenance=args.provenance or policy.lock_provenance)
+    return lock(args.paths, context.options, context.sources(policy), online, mismatch=policy.written_digest,
+                allow_empty=args.allow_empty)
+
+
+_POLICY = PolicyDefault("default")
+COMMAND = Command("lock", "resolve what the files reference and write the lockfile", _options, _run, _POLICY)
+
+
+def lock(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *,
+         mismatch: WrittenDigest,
          allow_empty: bool = False) -> int:
     result = scan_for_writing(paths, sources)
     locked = sync_lock(result, options.lockfile, online, mismatch=mismatch, paths=paths, allow_empty=allow_empty)
-    for warning in locked.warnings:
-        print(f"pinguard: warning: {warning}", file=options.stderr)
+    options.report.warning(*locked.warnings)
     if not options.quiet:
         options.stdout.writelines(locked.lines(options.lockfile))
     return 0

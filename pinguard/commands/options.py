@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from pinguard.commands.reporter import Reporter
+
 DEFAULT_LOCKFILE = Path("pinguard.lock")
 DEFAULT_PLATFORM = "linux/amd64"  # what the images must offer when no --platform is given
 DEFAULT_WATCH = 3600.0  # seconds `run` watches a job before it gives up (--watch-timeout)
@@ -23,3 +25,8 @@ class Options:
     env: Mapping[str, str] = field(default_factory=dict)
     lockfile: Path = DEFAULT_LOCKFILE
     quiet: bool = False
+
+    @property
+    def report(self) -> Reporter:
+        """Errors, warnings and notes on stderr, said the one way."""
+        return Reporter(self.stderr)

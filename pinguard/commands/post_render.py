@@ -22,10 +22,14 @@ other unpinned; write the key once in the chart.
 """
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import BinaryIO, TextIO
 
 from yaml.nodes import Node
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
@@ -41,6 +45,29 @@ from pinguard.write.edits import Edit, apply, pin_edit
 STREAM = "<stdin>"  # how messages name the manifests read
 MAX_BYTES = 64 * 1024 * 1024  # far beyond any release's manifests; what a stream may make pinguard hold
 _BOM = "\ufeff"
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    flags.lockfile(parser)
+    flags.quiet(parser)
+    parser.set_defaults(lockfile=None)  # not given: PINGUARD_LOCKFILE, then pinguard.lock (the command line's)
+
+
+def _run(context: Context) -> int:
+    return post_render(context.options, stdin=context.stdin or sys.stdin.buffer)
+
+
+COMMAND = Command(
+    "post-render", "pin every image of rendered manifests from the lockfile, stdin to stdout: a Helm post-renderer, "
+                   "or a filter between kustomize and kubectl", _options, _run,
+    description="Read rendered Kubernetes manifests on stdin (at most 64 MiB) and write them to stdout with every "
+                "image pinned to name:tag@digest from the lockfile; nothing else changes. An image the lock does not "
+                "hold, one pinned to a digest it does not hold, or a value that is no image reference fails the "
+                "render: exit 2, nothing on stdout.",
+    epilog="The lockfile is --lockfile, else $PINGUARD_LOCKFILE, else pinguard.lock in the current folder. Helm 3: "
+           "helm template ... --post-renderer helm-plugin/pinguard-post-render. Helm 4: helm plugin install "
+           "./helm-plugin, then helm template ... --post-renderer pinguard. Elsewhere: kustomize build . | pinguard "
+           "post-render | kubectl apply -f -")
 
 
 def post_render(options: Options, *, stdin: BinaryIO) -> int:

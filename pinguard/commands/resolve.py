@@ -5,10 +5,14 @@ digest that tag does not point to (said on stderr, whatever the format); else 0.
 """
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.errors import PinguardError
 from pinguard.reference import Reference, parse
@@ -20,6 +24,25 @@ if TYPE_CHECKING:  # the evidence records are loaded where evidence is gathered 
     from pinguard.provenance.model import Evidence
 
 
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("references", nargs="+", metavar="REF", help="image reference, e.g. nginx:1.25")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    flags.provenance(parser)
+    flags.policy(parser, _POLICY)
+    flags.quiet(parser)
+    flags.registry(parser)
+
+
+def _run(context: Context) -> int:
+    args, policy = context.args, context.policy_at_hand()
+    online = context.online(policy, provenance=args.provenance or (policy is not None and policy.lock_provenance))
+    return resolve(args.references, context.options, online, fmt=args.format)
+
+
+_POLICY = PolicyDefault(None)
+COMMAND = Command("resolve", "resolve references to verified digests, with evidence", _options, _run, _POLICY)
+
+
 def resolve(texts: list[str], options: Options, online: OnlineSettings, *, fmt: str = "text") -> int:
     references: list[Reference] = []
     failed = False
@@ -27,16 +50,15 @@ def resolve(texts: list[str], options: Options, online: OnlineSettings, *, fmt: 
         try:
             references.append(parse(text))
         except PinguardError as exc:
-            print(f"pinguard: {exc}", file=options.stderr)
+            options.report.say(str(exc))
             failed = True
     outcomes = resolve_references(references, online)
-    for line in failure_lines(outcomes):
-        print(f"pinguard: {line}", file=options.stderr)
-        failed = True
+    failures = failure_lines(outcomes)
+    options.report.say(*failures)
+    failed = failed or bool(failures)
     resolved = [outcome for outcome in outcomes.values() if isinstance(outcome, Resolved)]
     unserved = [item for item in resolved if not item.tag_served]
-    for item in unserved:
-        print(f"pinguard: {item.unserved()}", file=options.stderr)
+    options.report.say(*(item.unserved() for item in unserved))
     if fmt == "json":
         json.dump({"images": [r.to_json() for r in resolved]}, options.stdout, indent=2)
         options.stdout.write("\n")

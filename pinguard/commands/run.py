@@ -14,11 +14,15 @@ so the API server itself refuses any pod there whose image the lock does not hol
 """
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pinguard.admission.export import render as render_admission
 from pinguard.admission.objects import Source
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import DEFAULT_WATCH, Options
 from pinguard.errors import PinguardError
 from pinguard.launch.gate import Gated, gate
@@ -28,6 +32,35 @@ from pinguard.report.formats import FORMATS
 
 if TYPE_CHECKING:
     from pinguard.launch.cluster import JobSubmitter
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("manifest", metavar="MANIFEST", help="a RayJob or RayCluster manifest")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="print the object that would be submitted")
+    mode.add_argument("--local", action="store_true",
+                      help="run the entrypoint on a local Ray instance (CPU, tiny model); no image is enforced")
+    parser.add_argument("--namespace", metavar="NS",
+                        help="the namespace (default: the manifest's, else the context's)")
+    flags.policy(parser, _POLICY)
+    parser.add_argument("--watch-timeout", type=float, default=DEFAULT_WATCH, metavar="S",
+                        help=f"give up watching after S seconds (default {DEFAULT_WATCH:g}); the job is left running")
+    parser.add_argument("--admission", action="store_true",
+                        help="first apply the lock as a ValidatingAdmissionPolicy bound to the job's namespace, so "
+                             "the cluster admits only locked images there (with --dry-run: print it)")
+    flags.lockfile(parser)
+    flags.quiet(parser)
+
+
+def _run(context: Context) -> int:
+    args = context.args
+    return run(args.manifest, context.options, context.policy(), dry_run=args.dry_run, local=args.local,
+               namespace=args.namespace, watch_timeout=args.watch_timeout, admission=args.admission)
+
+
+_POLICY = PolicyDefault("aws-dlc", project=False)  # the gate of what runs: the preset, not the project's
+COMMAND = Command("run", "launch a RayJob or RayCluster only against the locked image; confirm what its pods run",
+                  _options, _run, _POLICY)
 
 
 def run(manifest: str, options: Options, policy: Policy, *, dry_run: bool = False, local: bool = False,
@@ -40,7 +73,7 @@ def run(manifest: str, options: Options, policy: Policy, *, dry_run: bool = Fals
     gated = gate(manifest, options.lockfile, policy)
     if not gated.passed:
         FORMATS["text"](gated.findings, options.stdout)
-        print(f"pinguard: {manifest}: refused: nothing was launched; fix the errors above", file=options.stderr)
+        options.report.say(f"{manifest}: refused: nothing was launched; fix the errors above")
         return 1
     if gated.findings and not options.quiet:
         FORMATS["text"](gated.findings, options.stderr)  # warnings; stdout may be the rendered YAML

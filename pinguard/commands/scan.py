@@ -1,20 +1,41 @@
 """`pinguard scan [PATH...]`: every image reference, with its exact place."""
 from __future__ import annotations
 
+import argparse
 import json
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.read.paths import each_file, quiet_collector
 from pinguard.sources.base import Found, SourceSettings
 from pinguard.untrusted_text import shown
 
 
+def _options(parser: argparse.ArgumentParser) -> None:
+    flags.paths(parser)
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    flags.policy(parser, _POLICY)
+    flags.helm(parser)
+    flags.kustomize(parser)
+    flags.quiet(parser)
+
+
+def _run(context: Context) -> int:
+    args = context.args
+    return scan(args.paths, context.options, context.sources(context.policy_at_hand()), fmt=args.format)
+
+
+_POLICY = PolicyDefault(None)
+COMMAND = Command("scan", "list every image reference with its place in the file", _options, _run, _POLICY)
+
+
 def scan(paths: list[str], options: Options, sources: SourceSettings, *, fmt: str = "text") -> int:
     errors: list[str] = []
     with quiet_collector():  # one file at a time: only the references are kept, not every file's text
         found = [item for scanned in each_file(paths, errors, sources) for item in scanned.found]
-    for error in errors:
-        print(f"pinguard: {error}", file=options.stderr)
+    options.report.say(*errors)
     if fmt == "json":  # one reference a line: readable, diffable, and quick to write for thousands
         lines = ",\n".join("    " + json.dumps(_json(item), ensure_ascii=False) for item in found)
         options.stdout.write('{\n  "references": [\n' + lines + ("\n" if lines else "") + "  ]\n}\n")

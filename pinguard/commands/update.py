@@ -8,37 +8,57 @@ whole update, as `pin` refuses (`pinguard.write.plan`): nothing is written, the 
 """
 from __future__ import annotations
 
+import argparse
+
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
+from pinguard.commands.transaction import WriteTransaction
 from pinguard.lock import explain
-from pinguard.lock.exclusive import exclusive
 from pinguard.lock.update import plan_update
 from pinguard.read.paths import scan_for_writing
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.sources.base import SourceSettings
-from pinguard.write.commit import commit, tree_roots
-from pinguard.write.edits import unified_diff
-from pinguard.write.journal import recover
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    flags.paths(parser)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the explanation and a diff instead; exit 1 if anything would change")
+    parser.add_argument("--format", choices=("text", "markdown"), default="text")
+    flags.policy(parser, _POLICY)
+    flags.helm(parser)
+    flags.kustomize(parser)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+    flags.registry(parser)
+
+
+def _run(context: Context) -> int:
+    args, policy = context.args, context.policy_at_hand()
+    return update(args.paths, context.options, context.sources(policy), context.online(policy),
+                  dry_run=args.dry_run, fmt=args.format)
+
+
+_POLICY = PolicyDefault(None)
+COMMAND = Command("update", "move moved tags forward: explain, update the lock, re-pin", _options, _run, _POLICY)
 
 
 def update(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *,
            dry_run: bool = False, fmt: str = "text") -> int:
-    if not dry_run:
-        recover(tree_roots(paths), options.stderr)  # before reading: a killed run may have left the tree half-renamed
+    # Begun before reading: a killed run may have left the tree half-renamed.
+    writes = WriteTransaction.begin(paths, options, dry_run=dry_run)
     result = scan_for_writing(paths, sources)
-    with exclusive(options.lockfile, clear=not dry_run) as cleared:  # from the plan to the commit: no other writer
-        for line in cleared:
-            print(f"pinguard: {line}", file=options.stderr)
+    with writes.exclusive():  # from the plan to the commit: no other writer
         plan = plan_update(result, options.lockfile, online)
-        for line in plan.corrected:
-            print(f"pinguard: warning: {line}", file=options.stderr)
+        options.report.warning(*plan.corrected)
         options.stdout.write(explain.markdown(plan.rebuilds) if fmt == "markdown" else explain.text(plan.rebuilds))
         if not plan.rebuilds and fmt == "text" and not options.quiet:
             print("nothing to update: no moving tag has moved", file=options.stdout)
-        if dry_run:
-            diff = [line for file, text in plan.changes for line in unified_diff(file, text)]
-            options.stdout.writelines(["\n```diff\n", *diff, "```\n"] if fmt == "markdown" and diff else diff)
-            return 1 if plan.changes else 0
-        commit(plan.changes, tree_roots(paths))
+        writes.commit(plan.changes, fenced=fmt == "markdown")
+    if dry_run:
+        return 1 if plan.changes else 0
     if plan.rebuilds and fmt == "text" and not options.quiet:
         tags, files = len(plan.rebuilds), plan.repinned
         print(f"updated {tags} tag{'s' if tags != 1 else ''} in {options.lockfile}, "

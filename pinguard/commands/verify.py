@@ -5,14 +5,43 @@ in lockfile order, as text or JSON.
 """
 from __future__ import annotations
 
+import argparse
 import json
 
+from pinguard.commands import flags
+from pinguard.commands.context import Command, Context
+from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.copy.verify import CopyCheck, verify_copies
 from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
+
+
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--fail-on-moved", action="store_true", help="exit 1 when a tag points to another digest")
+    parser.add_argument("--copies", action="store_true",
+                        help="also check that every copy the lock records (`pinguard copy`) serves every digest; "
+                             "exit 1 if one does not")
+    parser.add_argument("--deep", action="store_true",
+                        help="with --copies, also download every copied blob and hash it (a byte range at a time)")
+    flags.policy(parser, _POLICY)
+    flags.lockfile(parser)
+    flags.quiet(parser)
+    flags.registry(parser)
+
+
+def _run(context: Context) -> int:
+    args = context.args
+    return verify(context.options, context.online(context.policy_at_hand()), fmt=args.format,
+                  fail_on_moved=args.fail_on_moved, copies=args.copies, deep=args.deep)
+
+
+_POLICY = PolicyDefault(None)
+COMMAND = Command("verify", "check that every locked digest is still served and where tags point", _options, _run,
+                  _POLICY)
 
 
 def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_on_moved: bool = False,
@@ -43,8 +72,7 @@ def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_
             print(f"{options.lockfile}: {entries_text}" + (f": {counted}" if counted else ""), file=options.stdout)
         if copied is not None:
             _print_copies(copied, options)
-    for line in deadline_lines(verdicts):
-        print(f"pinguard: error: {line}", file=options.stderr)
+    options.report.error(*deadline_lines(verdicts))
     if counts[Status.ERROR]:
         return 2
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or counts[Status.UNSERVED] or (

@@ -7,8 +7,9 @@ exists already is left as it is.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pinguard.errors import PinguardError
 
@@ -26,6 +27,25 @@ class RepositorySettings:
     def __post_init__(self) -> None:
         if self.tag_mutability not in TAG_MUTABILITY:
             raise PinguardError(f"tag mutability {self.tag_mutability!r}: expected one of {', '.join(TAG_MUTABILITY)}")
+
+
+def repository_options(section: Mapping[Any, Any]) -> dict[str, Any]:
+    """A policy's `ecr: {tag-mutability, scan-on-push}` as RepositorySettings' keyword arguments: only what it sets,
+    so a policy that `extends` another overrides key by key. A ValueError of (the key, what is wrong with it), the
+    key "" for the section itself."""
+    unknown = sorted(set(section) - {"tag-mutability", "scan-on-push"}, key=str)
+    if unknown:
+        raise ValueError("", f"unknown key {unknown[0]!r} (known: tag-mutability, scan-on-push)")
+    options: dict[str, Any] = {}
+    if "tag-mutability" in section:
+        if section["tag-mutability"] not in TAG_MUTABILITY:
+            raise ValueError("tag-mutability", f"expected one of {', '.join(TAG_MUTABILITY)}")
+        options["tag_mutability"] = section["tag-mutability"]
+    if "scan-on-push" in section:
+        if not isinstance(section["scan-on-push"], bool):
+            raise ValueError("scan-on-push", "expected true or false")
+        options["scan_on_push"] = section["scan-on-push"]
+    return options
 
 
 def _private_ecr(registry: str) -> tuple[str, str] | None:

@@ -20,7 +20,8 @@ from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.exclusive import exclusive
 from pinguard.lock.lockfile import Lock, LockEntry, locked_key
-from pinguard.policy.rules import tag_digest_mismatch
+from pinguard.lock.settings import WrittenDigest
+from pinguard.provenance.trust import Trust
 from pinguard.read.paths import Scan, paths_without_references
 from pinguard.reference import Reference
 from pinguard.resolve.resolved import Resolved, failure_lines
@@ -48,7 +49,8 @@ class LockUpdate:
         return [*locked, f"{path}: {len(self.new)} new, {self.kept} kept, {self.dropped} dropped\n"]
 
 
-def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *, mismatch: str = tag_digest_mismatch.REFUSE,
+def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
+              mismatch: WrittenDigest = WrittenDigest.REFUSE,
               paths: Sequence[str] = (), allow_empty: bool = False) -> LockUpdate:
     """Bring the lockfile at `path` in line with what `result` (the scan of `paths`) references.
 
@@ -108,12 +110,12 @@ def _unchecked(entries: Iterable[LockEntry]) -> list[LockEntry]:
     return [entry for entry in entries if entry.evidence is None or entry.evidence.outdated]
 
 
-def _reach_registries(kept: Lock, missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: str,
+def _reach_registries(kept: Lock, missing: list[Found], result: Scan, settings: OnlineSettings, mismatch: WrittenDigest,
                       unchanged: str) -> tuple[list[LockEntry], list[str], Lock]:
     """What is kept held against its bytes, what is missing resolved and, with provenance, every entry's evidence
     looked at: through one client, so that each registry has one pacer, one token and the run one deadline,
     however many steps it takes."""
-    from pinguard.resolve.online import entries_with_evidence, open_client
+    from pinguard.resolve.online import open_client
 
     with open_client(settings) as client:
         checked, corrected = _kept_from_bytes(kept, client, settings, unchanged)
@@ -142,8 +144,8 @@ def _kept_from_bytes(kept: Lock, client: RegistryClient, settings: OnlineSetting
     return Lock().with_entries(c.entry for c in claims), [line for c in claims for line in c.corrections]
 
 
-def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, client: RegistryClient, mismatch: str,
-             unchanged: str) -> tuple[list[LockEntry], list[str]]:
+def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, client: RegistryClient,
+             mismatch: WrittenDigest, unchanged: str) -> tuple[list[LockEntry], list[str]]:
     """The entries of what is missing, resolved, and a warning for each digest locked as the policy says though
     its tag points elsewhere. A PinguardError when any failed, or when such a digest is written and the policy
     refuses it."""
@@ -156,11 +158,11 @@ def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, clien
     unserved = {reference: item for reference, item in resolved.items() if not item.tag_served}
     said = [f"{where}: {item.unserved()}{_OUTCOME[mismatch]}"
             for reference, item in unserved.items() for where in _written(result, reference)]
-    if unserved and mismatch == tag_digest_mismatch.REFUSE:
+    if unserved and mismatch == WrittenDigest.REFUSE:
         raise PinguardError("write the digest the tag points to, or drop it and run `pinguard pin --resolve`; the "
                             "policy's `rules: {tag-digest-mismatch: {lock: tag}}` locks the tag's digest instead, "
                             f"`{{lock: digest}}` the one written; {unchanged}", details=said)
-    if unserved and mismatch == tag_digest_mismatch.LOCK_TAG:
+    if unserved and mismatch == WrittenDigest.LOCK_TAG:
         try:
             by_tag = _all_resolved(resolve_references([reference.with_digest(None) for reference in unserved],
                                                       settings, client), unchanged)
@@ -172,10 +174,10 @@ def _resolve(missing: list[Found], result: Scan, settings: OnlineSettings, clien
 
 # What `lock` says it does with a digest written beside a tag that points elsewhere, by the policy's choice.
 _OUTCOME = {
-    tag_digest_mismatch.REFUSE: "",
-    tag_digest_mismatch.LOCK_TAG: "; locking the tag's digest, as the policy says (tag-digest-mismatch lock: tag): "
+    WrittenDigest.REFUSE: "",
+    WrittenDigest.LOCK_TAG: "; locking the tag's digest, as the policy says (tag-digest-mismatch lock: tag): "
                                   "`pinguard pin` writes it",
-    tag_digest_mismatch.KEEP_DIGEST: "; locked as written, as the policy says (tag-digest-mismatch lock: digest): "
+    WrittenDigest.KEEP_DIGEST: "; locked as written, as the policy says (tag-digest-mismatch lock: digest): "
                                      "`check` reports it",
 }
 
@@ -191,3 +193,17 @@ def _all_resolved(outcomes: Mapping[Reference, Resolved | PinguardError], unchan
 def _written(result: Scan, reference: Reference) -> list[str]:
     """`path:line:column` of each place `reference` (a tag and a digest) is written."""
     return [f"{found.path}:{found.line}:{found.column}" for found in result.found if found.reference == reference]
+
+
+def entries_with_evidence(client: RegistryClient, entries: Sequence[LockEntry], trust: Trust,
+                          unchanged: str) -> list[LockEntry]:
+    """Lock entries with their provenance found now; when any search failed, a PinguardError with a line
+    for each failure, then `unchanged` (what was left as it was)."""
+    from pinguard.resolve.online import with_evidence
+
+    checked = with_evidence(client, entries, trust)
+    failures = [f"{entry.name}:{entry.tag}: provenance: {outcome}"
+                for entry, outcome in zip(entries, checked, strict=True) if isinstance(outcome, PinguardError)]
+    if failures:
+        raise PinguardError(unchanged, details=failures)
+    return [outcome for outcome in checked if not isinstance(outcome, PinguardError)]

@@ -18,11 +18,12 @@ from pathlib import Path
 from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock import explain, lockfile
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.lock.sync import entries_with_evidence
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
 from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.read.paths import Scan
 from pinguard.registry.client import RegistryClient
-from pinguard.resolve.online import entries_with_evidence, open_client
+from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.write.plan import repin
 

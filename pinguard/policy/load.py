@@ -59,7 +59,7 @@ from typing import Any
 
 import yaml
 
-from pinguard.copy.ecr import TAG_MUTABILITY, RepositorySettings
+from pinguard.copy.ecr import RepositorySettings, repository_options
 from pinguard.errors import PinguardError
 from pinguard.helm.settings import ClusterContext, Deployment, HelmSettings, RemoteChart
 from pinguard.kustomize.settings import KustomizeSettings
@@ -395,19 +395,12 @@ def _provenance(path: Path, section: dict[Any, Any]) -> ProvenanceSection:
 
 
 def _ecr(path: Path, section: dict[Any, Any]) -> dict[str, Any]:
-    """`ecr: {tag-mutability, scan-on-push}`: what the file sets, as RepositorySettings' keyword arguments."""
-    where = f"invalid policy {path}: ecr"
-    _known_keys(where, section, ("tag-mutability", "scan-on-push"))
-    settings: dict[str, Any] = {}
-    if "tag-mutability" in section:
-        if section["tag-mutability"] not in TAG_MUTABILITY:
-            raise PolicyError(f"{where}.tag-mutability: expected one of {', '.join(TAG_MUTABILITY)}")
-        settings["tag_mutability"] = section["tag-mutability"]
-    if "scan-on-push" in section:
-        if not isinstance(section["scan-on-push"], bool):
-            raise PolicyError(f"{where}.scan-on-push: expected true or false")
-        settings["scan_on_push"] = section["scan-on-push"]
-    return settings
+    """`ecr:`, read as `copy` reads it (`copy.ecr.repository_options`)."""
+    try:
+        return repository_options(section)
+    except ValueError as exc:
+        key, problem = exc.args
+        raise PolicyError(f"invalid policy {path}: ecr{f'.{key}' if key else ''}: {problem}") from None
 
 
 def _files(path: Path, where: str, section: dict[Any, Any], key: str) -> tuple[Path, ...] | None:

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 from pinguard.copy.ecr import RepositorySettings
 from pinguard.errors import InvalidReference
 from pinguard.findings import Finding, Problem
+from pinguard.lock.settings import WrittenDigest
 from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
 from pinguard.resolve.tags import TagRule, TagRules
@@ -111,6 +112,11 @@ class Policy:
         by_id = {rule.ID: rule for rule in rules}
         return [(by_id[rule], conf) for rule, conf in sorted(self.rules.items())
                 if conf["level"] != "off" and rule in by_id]
+
+    @property
+    def written_digest(self) -> WrittenDigest:
+        """What `lock` does with a digest written beside a tag that points elsewhere (tag-digest-mismatch's `lock`)."""
+        return WrittenDigest(self.rules["tag-digest-mismatch"]["lock"])
 
     def excluded(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.exclude)

@@ -5,9 +5,9 @@ imports it only when something must be resolved).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Mapping, Sequence
+from dataclasses import Field, replace
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from pinguard.errors import PinguardError
 from pinguard.provenance.trust import Trust
@@ -17,9 +17,6 @@ from pinguard.registry.client import RegistryClient
 from pinguard.resolve.resolved import Resolved
 from pinguard.resolve.resolver import Resolver
 from pinguard.resolve.settings import OnlineSettings
-
-if TYPE_CHECKING:  # what resolves references needs no lockfile: the lock's commands import it themselves
-    from pinguard.lock.lockfile import LockEntry
 
 
 def open_client(settings: OnlineSettings) -> RegistryClient:
@@ -49,25 +46,28 @@ def resolve_references(references: Sequence[Reference], settings: OnlineSettings
     return outcomes
 
 
-_Image = TypeVar("_Image", Resolved, "LockEntry")
+class _Image(Protocol):
+    """What provenance is gathered for: a resolved reference, or an entry of the lock (a dataclass either way)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def digest(self) -> str: ...
+
+    @property
+    def platforms(self) -> Mapping[str, str]: ...
 
 
-def with_evidence(client: RegistryClient, images: Sequence[_Image], trust: Trust) -> list[_Image | PinguardError]:
+_Gathered = TypeVar("_Gathered", bound=_Image)
+
+
+def with_evidence(client: RegistryClient, images: Sequence[_Gathered], trust: Trust) -> list[_Gathered | PinguardError]:
     """Each image (resolved, or a lock entry) with its provenance found now, or the error that stopped the search."""
     from pinguard.provenance.gather import gather_all  # cryptography: only when provenance is asked for
 
     found = gather_all(client, [(image.name, image.digest, image.platforms) for image in images], trust)
     return [evidence if isinstance(evidence, PinguardError) else replace(image, evidence=evidence)
             for image, evidence in zip(images, found, strict=True)]
-
-
-def entries_with_evidence(client: RegistryClient, entries: Sequence[LockEntry], trust: Trust,
-                          unchanged: str) -> list[LockEntry]:
-    """Lock entries with their provenance found now; when any search failed, a PinguardError with a line
-    for each failure, then `unchanged` (what was left as it was)."""
-    checked = with_evidence(client, entries, trust)
-    failures = [f"{entry.name}:{entry.tag}: provenance: {outcome}"
-                for entry, outcome in zip(entries, checked, strict=True) if isinstance(outcome, PinguardError)]
-    if failures:
-        raise PinguardError(unchanged, details=failures)
-    return [outcome for outcome in checked if not isinstance(outcome, PinguardError)]

@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, TextIO
+from typing import BinaryIO
 
 from pinguard import untrusted_json
 from pinguard.errors import PinguardError
@@ -90,14 +90,16 @@ class Journal:
         os.close(self._fd)
 
 
-def recover(roots: Sequence[Path], stderr: TextIO) -> None:
-    """Finish or undo the commit a killed run left in any folder holding `roots`, saying so on stderr.
+def recover(roots: Sequence[Path]) -> list[str]:
+    """Finish or undo the commit a killed run left in any folder holding `roots`; a line for each, for the caller
+    to say.
 
     A writing command calls this before it reads any file. Only files a journal names are
     touched, only inside the journal's folder, and only temporary files named as `stage`
     names them and owned by this user.
     """
     folders = dict.fromkeys(folder for root in roots for folder in (root.resolve(), *root.resolve().parents))
+    done: list[str] = []
     for folder in folders:
         path = folder / JOURNAL
         if not os.path.lexists(path):
@@ -111,7 +113,8 @@ def recover(roots: Sequence[Path], stderr: TextIO) -> None:
             raise PinguardError(f"{path}: cannot repair the interrupted write it records: "
                                 f"{exc.filename or path}: {exc.strerror}") from None
         if message is not None:
-            print(f"pinguard: {message}", file=stderr)
+            done.append(message)
+    return done
 
 
 def _recover(root: Path) -> str | None:

@@ -20,6 +20,7 @@ import yaml
 
 from pinguard import cli
 from pinguard.cli import main
+from pinguard.commands import flags
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.write import atomic
@@ -60,11 +61,11 @@ def _succeeded(command: str, status: int) -> bool:
 
 
 def test_every_output_option_goes_through_the_one_writer() -> None:
-    subcommands = next(a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction))
+    subcommands = next(a for a in cli.parser()._actions if isinstance(a, argparse._SubParsersAction))
     outputs = {name: action for name, parser in subcommands.choices.items() for action in parser._actions
                if "--output" in action.option_strings}
     assert set(outputs) == set(COMMANDS)
-    assert all(action.type is cli._output for action in outputs.values())
+    assert all(action.type is flags.output_path for action in outputs.values())
 
 
 @pytest.mark.parametrize("command", COMMANDS)

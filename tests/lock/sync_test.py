@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.errors import NotFound, PinguardError
-from pinguard.lock import lockfile, verify
+from pinguard.lock import lockfile, sync, verify
 from pinguard.lock.claims import Claims
 from pinguard.lock.lockfile import LockEntry
 from pinguard.lock.sync import LockUpdate, sync_lock
@@ -168,7 +168,7 @@ def test_resolving_and_provenance_share_one_client_for_the_run(tree: Path, monke
 
     monkeypatch.setattr(online, "resolve_references", registry)
     monkeypatch.setattr(online, "open_client", open_client)
-    monkeypatch.setattr(online, "entries_with_evidence", entries_with_evidence)
+    monkeypatch.setattr(sync, "entries_with_evidence", entries_with_evidence)
     lockfile.write(tree / "pinguard.lock", lock_for(_scan(tree, "nginx:1.25").found))  # locked without provenance
     settings = OnlineSettings(RegistrySettings(), (Platform("linux", "amd64"),), provenance=True)
     sync_lock(_scan(tree, "nginx:1.25", "redis:7.2"), Path("pinguard.lock"), settings)

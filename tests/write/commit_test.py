@@ -54,9 +54,7 @@ def _leftovers(root: Path) -> list[str]:
 
 
 def _recover(*roots: Path) -> str:
-    err = io.StringIO()
-    recover(list(roots), err)
-    return err.getvalue()
+    return "".join(f"pinguard: {line}\n" for line in recover(list(roots)))
 
 
 def _sha(text: str) -> str:

@@ -19,14 +19,14 @@ from collections.abc import Iterator
 from typing import Final
 
 from pinguard.findings import Problem
+from pinguard.lock.settings import WrittenDigest
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
 
 ID = "tag-digest-mismatch"
 TYPE: Final = "reference"
-REFUSE, LOCK_TAG, KEEP_DIGEST = "refuse", "tag", "digest"  # what `lock` does with a digest its tag does not serve
-CONF: dict[str, object] = {"lock": (REFUSE, LOCK_TAG, KEEP_DIGEST)}
-DEFAULT: dict[str, object] = {"level": "error", "lock": REFUSE}
+CONF: dict[str, object] = {"lock": tuple(WrittenDigest)}  # what `lock` does with a digest its tag does not serve
+DEFAULT: dict[str, object] = {"level": "error", "lock": WrittenDigest.REFUSE}
 
 
 def check(conf: Conf, found: Found, context: Context) -> Iterator[Problem]:
