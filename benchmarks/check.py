@@ -35,7 +35,7 @@ from installed import PINGUARD, compile_pinguard
 from scan_pin import BASELINE, GENERATOR, TIME, Runs, _outside_git
 
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for
 
 ONE_FILE_GOAL = 4.0  # check of one file over the interpreter importing yaml

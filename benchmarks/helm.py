@@ -43,7 +43,7 @@ from scan_pin import _outside_git
 
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources.base import Found
 from testing.lockdata import lock_for
 

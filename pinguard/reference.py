@@ -396,3 +396,11 @@ def _show(value: str | None) -> str:
 
 def _fail(text: str, reason: str) -> NoReturn:
     raise InvalidReference(f"invalid reference {_quote(text)}: {reason}")
+
+
+def locked_key(reference: Reference) -> tuple[str, str] | None:
+    """The (name, tag) of the lock entry a reference stands for: its tag, `latest` when it has neither tag nor
+    digest; None for a digest alone."""
+    if reference.tag is not None:
+        return (reference.name, reference.tag)
+    return None if reference.digest is not None else (reference.name, "latest")

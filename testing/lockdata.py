@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.reference import locked_key
 from pinguard.sources.base import Found
 
 INDEX = "application/vnd.oci.image.index.v1+json"  # the media type of an entry with a platform map

@@ -17,8 +17,8 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import Scan, ScannedFile, scan_paths
 from pinguard.reference import Reference
+from pinguard.scan.paths import Scan, ScannedFile, scan_paths
 from pinguard.sources import kinds
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply, pin_edit

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources import kinds
 from testing.lockdata import lock_for
 

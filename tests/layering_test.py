@@ -20,7 +20,26 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 # Below the commands and the command line: they never import either.
 CORE = ("pinguard.registry", "pinguard.lock", "pinguard.write", "pinguard.read", "pinguard.resolve", "pinguard.policy",
         "pinguard.sources", "pinguard.helm", "pinguard.kustomize", "pinguard.provenance", "pinguard.admission",
-        "pinguard.report", "pinguard.launch")
+        "pinguard.report", "pinguard.launch", "pinguard.copy", "pinguard.pin", "pinguard.scan")
+# The floors, from the bottom (docs/architecture.md draws them): a module imports only from its own floor and below.
+FLOORS = (
+    ("errors", "clock", "progress", "untrusted_json", "untrusted_text", "reference", "findings"),  # records
+    ("read", "sources", "write"),  # reading and writing files; every file kind's source
+    ("registry",),  # the OCI distribution client
+    ("provenance", "helm", "kustomize", "resolve"),  # who built an image; charts and builds judged; tags resolved
+    ("scan",),  # every reference under some paths, each file by its source and tool
+    ("lock",),  # the lockfile, kept in line and verified
+    ("pin", "copy", "admission"),  # the engines that use the lock: pinning, copying, enforcing
+    ("policy",),  # the rules, and the engines' settings they build
+    ("report", "launch"),  # findings to a stream; `run`
+    ("commands",),
+    ("cli", "__main__"),
+)
+# Pairs of packages that still import each other: a ratchet, each to go (its edge must still exist, or the entry goes).
+CYCLES = {
+    ("sources", "helm"): "SourceSettings carries HelmSettings: Helm's settings belong apart from the sources'",
+    ("sources", "kustomize"): "SourceSettings carries KustomizeSettings, as it carries Helm's",
+}
 OPTIONS = "pinguard.commands.options"  # what the command line hands the commands
 # The commands, as the command line lists them; the other modules of pinguard/commands are what they share.
 COMMANDS = {f"pinguard.commands.{name.replace('-', '_')}" for name in cli.COMMANDS}
@@ -93,6 +112,54 @@ def test_the_core_imports_neither_commands_nor_command_line(layer: str) -> None:
     assert _importers(layer, core) == []
 
 
+def _package_imports() -> dict[tuple[str, str], list[str]]:
+    """(importer, imported) package pairs of pinguard, each with the modules that make it: every import, lazy
+    ones and `TYPE_CHECKING` ones included (an import hidden in a function still ties the packages)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for path in MODULES:
+        module = _module(path)
+        if module == "pinguard":
+            continue
+        package = module.split(".")[1]
+        for name in _imported(path):
+            parts = name.split(".")
+            if parts[0] != "pinguard" or len(parts) < 2 or parts[1] == package:
+                continue
+            if (PACKAGE / parts[1]).is_dir() or (PACKAGE / f"{parts[1]}.py").is_file():
+                found.setdefault((package, parts[1]), []).append(module)
+    return found
+
+
+def _floor(package: str) -> int:
+    [floor] = [number for number, packages in enumerate(FLOORS) if package in packages]
+    return floor
+
+
+def test_every_package_has_a_floor() -> None:
+    packages = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in MODULES} - {"__init__"}
+    assert sorted(packages - {p for floor in FLOORS for p in floor}) == []
+
+
+def test_the_check_sees_every_package_import() -> None:
+    imports = _package_imports()
+    assert "pinguard.sources.base" in imports["sources", "helm"]  # a ratchet entry: the check sees it
+    assert ("cli", "commands") in imports and ("commands", "cli") not in imports
+
+
+def test_no_import_runs_up_a_floor() -> None:
+    upward = [f"{importer} -> {imported} ({', '.join(sorted(set(modules)))})"
+              for (importer, imported), modules in sorted(_package_imports().items())
+              if (importer, imported) not in CYCLES and _floor(imported) > _floor(importer)]
+    assert upward == []
+
+
+def test_no_two_packages_import_each_other_but_the_ratchet() -> None:
+    imports = _package_imports()
+    mutual = sorted((a, b) for a, b in imports if (b, a) in imports and (a, b) not in CYCLES and (b, a) not in CYCLES)
+    assert mutual == []
+    assert [pair for pair in CYCLES if pair not in imports] == []  # a cycle undone: take it off the ratchet
+
+
 # State a module holds for the whole process, outside any run, and why it must.
 SHARED_STATE = {
     "pinguard.registry.cutoff: _WATCHDOG = _Watchdog()":
@@ -104,7 +171,7 @@ SHARED_STATE = {
 }
 # Process-wide switches a module flips, restoring what it found, and why.
 PROCESS_SWITCHES = {
-    "pinguard.read.paths: gc.disable()":
+    "pinguard.scan.paths: gc.disable()":
         "while a scan holds a file's parsed documents, the cyclic collector would trace every node of them again and "
         "again: three times the scan of a 10 MB file",
 }

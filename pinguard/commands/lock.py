@@ -15,8 +15,8 @@ from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.lock.settings import WrittenDigest
 from pinguard.lock.sync import sync_lock
-from pinguard.read.paths import scan_for_writing
 from pinguard.resolve.settings import OnlineSettings
+from pinguard.scan.paths import scan_for_writing
 from pinguard.sources.base import SourceSettings
 
 

@@ -6,7 +6,7 @@ Offline: digests come from the lockfile only (`--resolve` locks what is missing
 first, as `lock` does, `--allow-empty` included). Only the characters of each reference change; every file is written
 atomically, and if any cannot be, none is. A run killed midway is finished or undone by the
 next `pin` or `update` (see `pinguard.write.edits`). Without Helm, a chart's values are never written: a run that
-would write one writes nothing, the lockfile included, and says to install helm (`pinguard.write.plan`).
+would write one writes nothing, the lockfile included, and says to install helm (`pinguard.pin.plan`).
 """
 from __future__ import annotations
 
@@ -23,10 +23,10 @@ from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
 from pinguard.lock.settings import WrittenDigest
 from pinguard.lock.sync import sync_lock
-from pinguard.read.paths import Scan, ScannedFile, scan_for_writing
+from pinguard.pin.plan import chart_writes, plan_pins, refuse_without_helm
 from pinguard.resolve.settings import OnlineSettings
+from pinguard.scan.paths import Scan, ScannedFile, scan_for_writing
 from pinguard.sources.base import Found, SourceSettings
-from pinguard.write.plan import chart_writes, plan_pins, refuse_without_helm
 
 
 def _options(parser: argparse.ArgumentParser) -> None:

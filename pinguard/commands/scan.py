@@ -8,7 +8,7 @@ from pinguard.commands import flags
 from pinguard.commands.context import Command, Context
 from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
-from pinguard.read.paths import each_file, quiet_collector
+from pinguard.scan.paths import each_file, quiet_collector
 from pinguard.sources.base import Found, SourceSettings
 from pinguard.untrusted_text import shown
 

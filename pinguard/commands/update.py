@@ -1,10 +1,10 @@
 """`pinguard update [PATH...] [--dry-run] [--format text|markdown]`: move moved tags forward, and say why.
 
-The plan (`pinguard.lock.update`) says which moving tags moved and what each rebuild
+The plan (`pinguard.pin.update`) says which moving tags moved and what each rebuild
 changed; it is printed, then the lock entries and every pinned reference to those
 name:tags are replaced in one all-or-nothing step (`--dry-run`: a diff instead).
 References without a digest are left to `pin`. Without Helm, a moved pin in a chart's values refuses the
-whole update, as `pin` refuses (`pinguard.write.plan`): nothing is written, the lockfile included.
+whole update, as `pin` refuses (`pinguard.pin.plan`): nothing is written, the lockfile included.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from pinguard.commands.context import Command, Context
 from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.commands.transaction import WriteTransaction
-from pinguard.lock import explain
-from pinguard.lock.update import plan_update
-from pinguard.read.paths import scan_for_writing
+from pinguard.pin import explain
+from pinguard.pin.update import plan_update
 from pinguard.resolve.settings import OnlineSettings
+from pinguard.scan.paths import scan_for_writing
 from pinguard.sources.base import SourceSettings
 
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from pinguard.errors import InvalidReference, PinguardError
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
-from pinguard.read.paths import Scan, ScannedFile
-from pinguard.reference import parse
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.reference import locked_key, parse
+from pinguard.scan.paths import Scan, ScannedFile
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply
 

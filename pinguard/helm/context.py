@@ -28,8 +28,7 @@ from pathlib import Path
 
 from pinguard.errors import InvalidReference
 from pinguard.helm.trace import Trace
-from pinguard.lock.lockfile import locked_key
-from pinguard.reference import parse
+from pinguard.reference import locked_key, parse
 from pinguard.sources import helm as values_source
 from pinguard.sources.base import FILE_START, Found, SourceError, SourceSettings
 from pinguard.sources.charts import ChartCache

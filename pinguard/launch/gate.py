@@ -10,7 +10,7 @@ from pinguard.findings import ERROR, Finding
 from pinguard.lock.lockfile import Lock
 from pinguard.policy.model import Policy
 from pinguard.policy.run import lint
-from pinguard.read.paths import ScannedFile
+from pinguard.scan.paths import ScannedFile
 from pinguard.sources import kubernetes
 
 # `run` pins every image from the lock: what it cannot resolve or find there stops it, whatever the policy says.

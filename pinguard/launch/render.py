@@ -24,9 +24,9 @@ from pinguard.errors import InvalidReference, PinguardError
 from pinguard.launch.gate import Gated
 from pinguard.lock.locked import find
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.read.paths import Scan
+from pinguard.pin.plan import plan_pins
 from pinguard.reference import parse
-from pinguard.write.plan import plan_pins
+from pinguard.scan.paths import Scan
 
 GROUP = "ray.io"
 PLURALS = {"RayJob": "rayjobs", "RayCluster": "rayclusters"}

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.reference import locked_key
 
 if TYPE_CHECKING:
     from pinguard.reference import Reference

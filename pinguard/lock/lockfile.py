@@ -54,7 +54,6 @@ from pinguard.resolve.tags import TagKind
 from pinguard.write.atomic import write_bytes
 
 if TYPE_CHECKING:
-    from pinguard.reference import Reference
     from pinguard.resolve.resolved import Resolved
 
 LOCKFILE_VERSION = 1
@@ -177,13 +176,6 @@ class Copy:
             raise ValueError(f"copies: {self.to!r} is not a repository's full name (REGISTRY/PATH)")
         if not self.at:
             raise ValueError(f"copies: {self.to}: `at` is empty")
-
-
-def locked_key(reference: Reference) -> tuple[str, str] | None:
-    """The lock entry a reference stands for: its tag, `latest` when it has neither tag nor digest."""
-    if reference.tag is not None:
-        return (reference.name, reference.tag)
-    return None if reference.digest is not None else (reference.name, "latest")
 
 
 def _check_platforms(digest: str, media_type: str, platforms: Mapping[str, str]) -> None:

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.exclusive import exclusive
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
+from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.lock.settings import WrittenDigest
 from pinguard.provenance.trust import Trust
-from pinguard.read.paths import Scan, paths_without_references
-from pinguard.reference import Reference
+from pinguard.reference import Reference, locked_key
 from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.resolve.settings import OnlineSettings
+from pinguard.scan.paths import Scan, paths_without_references
 from pinguard.sources.base import Found
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from pinguard.policy.catalog import (
 )
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
-from pinguard.read.paths import ScannedFile, each_file, quiet_collector
+from pinguard.scan.paths import ScannedFile, each_file, quiet_collector
 from pinguard.sources import kinds, kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, each_document, may_hold

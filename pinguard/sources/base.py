@@ -68,7 +68,7 @@ class Found:
     # it runs as written, so `escaped-reference` judges it although nothing can pin it.
     decoded: Reference | None = None
     needs_helm: bool = False  # a Helm block whose shape the static reading does not model: `problem` says why
-    # In a chart's values read without Helm (pinguard.read.paths): scanned and locked as read, never pinned, since
+    # In a chart's values read without Helm (pinguard.scan.paths): scanned and locked as read, never pinned, since
     # only a render can confirm what a write into a chart does.
     pin_needs_helm: bool = False
     # A kustomization field that changes images only a build shows (patches, components, ...), or a remote

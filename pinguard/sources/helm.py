@@ -25,7 +25,7 @@ depends on what the chart renders:
 
 Only a values file of no chart is pinned by this reading. Without Helm, the values of a chart
 (a Chart.yaml above them, or named by the policy's `helm.charts`) are read here for `scan`,
-`lock` and `check`, and never written (`Found.pin_needs_helm`, marked by pinguard.read.paths):
+`lock` and `check`, and never written (`Found.pin_needs_helm`, marked by pinguard.scan.paths):
 where a digest goes in them is what `check` takes as pinned, not what `pin` writes.
 
 For the chart of a values file that is not at hand, the policy can say that it

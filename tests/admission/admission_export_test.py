@@ -13,7 +13,7 @@ from pinguard.admission.export import read_source, render
 from pinguard.admission.objects import Source
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for
 
 

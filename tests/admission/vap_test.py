@@ -26,8 +26,8 @@ from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import INDEX, lock_for, locked_test_digest
 from tests.admission.cel import evaluate
 from tests.admission.helpers import RESOURCES, Verdict, admit, holding, own, params_of, pod_spec

@@ -19,7 +19,7 @@ from pinguard.admission.export import read_source
 from pinguard.cli import main
 from pinguard.launch.cluster import Kube, admit_only_the_lock, connect
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.fake_kube import FakeKube, image_id_for, pod
 from testing.lockdata import lock_for, locked_test_digest
 

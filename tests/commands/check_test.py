@@ -12,7 +12,7 @@ import yaml
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for
 
 POD = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"

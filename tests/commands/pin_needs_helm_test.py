@@ -18,8 +18,8 @@ import pytest
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Copy, Lock
-from pinguard.read.paths import scan_paths
-from pinguard.write.plan import NEEDS_HELM
+from pinguard.pin.plan import NEEDS_HELM
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 from testing.seed import repush_moving, seed_dlc
 from tests.conftest import UNPACED, SeededRegistry

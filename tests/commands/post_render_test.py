@@ -19,8 +19,8 @@ from pinguard import __version__
 from pinguard.cli import main
 from pinguard.commands import post_render
 from pinguard.lock import lockfile
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
-from pinguard.reference import parse
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.reference import locked_key, parse
 from pinguard.sources import kubernetes
 from testing.lockdata import lock_for, locked_test_digest
 

@@ -10,7 +10,7 @@ import pytest
 from pinguard.copy.retarget import Destination, collisions, parse_destination, refuse_collisions, retarget
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Copy, Lock, LockEntry
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 
 ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 MIRROR = Destination(ECR, "mirror")

@@ -21,9 +21,9 @@ import yaml
 from pinguard.cli import main
 from pinguard.helm.settings import HelmSettings
 from pinguard.lock import lockfile
-from pinguard.lock.lockfile import Lock, LockEntry, locked_key
-from pinguard.read.paths import scan_paths
-from pinguard.reference import parse
+from pinguard.lock.lockfile import Lock, LockEntry
+from pinguard.reference import locked_key, parse
+from pinguard.scan.paths import scan_paths
 from pinguard.sources.base import Found, SourceSettings
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ import yaml
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.policy.load import PolicyError, for_command, load
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.charts import IMAGES, ChartRepository, package, serve_charts, write_chart
 from testing.lockdata import lock_for, locked_test_digest
 from testing.registry import start_registry

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources import charts
 from pinguard.sources.charts import ChartCache
 from testing.costs import cpu_seconds, peak_memory

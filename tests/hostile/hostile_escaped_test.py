@@ -8,7 +8,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 
 PLAIN = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"

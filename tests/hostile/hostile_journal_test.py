@@ -13,7 +13,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.write.journal import JOURNAL
 from testing.costs import peak_memory
 from testing.lockdata import lock_for

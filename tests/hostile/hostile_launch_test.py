@@ -21,7 +21,7 @@ from pinguard.commands.options import Options
 from pinguard.commands.run import run
 from pinguard.lock import lockfile
 from pinguard.policy.load import for_command
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.fake_kube import FakeKube, add_ephemeral, image_id_for, pod
 from testing.lockdata import lock_for, locked_test_digest
 

@@ -13,7 +13,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.fake_registry import FakeRegistry, serve_manifests
 from testing.images import multi_platform
 from testing.lockdata import lock_for

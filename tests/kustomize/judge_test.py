@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.kustomize.settings import KustomizeSettings
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources.base import SourceSettings
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from pinguard.cli import main
 from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources.base import SourceSettings
 from testing.lockdata import lock_for, locked_test_digest
 from tests.kustomize.conftest import FIXTURES

@@ -9,7 +9,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for
 
 TRAINING = Path(__file__).resolve().parents[2] / "training"

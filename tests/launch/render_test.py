@@ -10,7 +10,7 @@ from pinguard.errors import PinguardError
 from pinguard.launch.gate import Gated
 from pinguard.launch.render import IMAGE_ANNOTATION, LOCK_ANNOTATION, Job, render
 from pinguard.lock.lockfile import Lock
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import INDEX, lock_for, locked_test_digest
 
 LOCK_SHA256 = "ab" * 32

@@ -17,7 +17,6 @@ from pinguard.lock.lockfile import LockEntry
 from pinguard.lock.sync import LockUpdate, sync_lock
 from pinguard.provenance.model import Evidence
 from pinguard.provenance.trust import Trust
-from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import Platform
@@ -26,6 +25,7 @@ from pinguard.resolve import online
 from pinguard.resolve.resolved import Resolved
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.resolve.tags import TagKind
+from pinguard.scan.paths import Scan, scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 
 NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"

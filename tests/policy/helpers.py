@@ -15,7 +15,7 @@ from pinguard.policy.load import load
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.policy.run import findings
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 
 
 def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, Any] | None = None,

@@ -11,7 +11,7 @@ from pinguard.lock.lockfile import dumps
 from pinguard.policy import run, suppress
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources import dockerfile, templates, yamlnodes
 from testing.lockdata import lock_for
 from tests.counting import CountingPattern, CountingText

@@ -12,7 +12,7 @@ import pytest
 
 from pinguard.policy.load import load, preset
 from pinguard.policy.run import lint
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from testing.costs import peak_memory
 
 # One Pod; every tenth writes a key twice, which `duplicate-key` (a rule reading whole documents) reports.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources import charts
 from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.sources.yamlnodes import compose

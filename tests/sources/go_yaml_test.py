@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import locked_test_digest
 from tests.sources import go_yaml_oracle
 

@@ -11,7 +11,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources.base import Found
 from pinguard.write.edits import apply, pin_edit
 from testing.lockdata import lock_for, locked_test_digest

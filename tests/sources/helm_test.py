@@ -17,10 +17,10 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.lock.lockfile import locked_key
-from pinguard.read.paths import scan_paths
+from pinguard.pin.plan import NEEDS_HELM
+from pinguard.reference import locked_key
+from pinguard.scan.paths import scan_paths
 from pinguard.write.edits import apply, pin_edit
-from pinguard.write.plan import NEEDS_HELM
 from testing.lockdata import lock_for, locked_test_digest
 from tests.sources.chartfiles import BLOCK, write_chart
 

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import Scan, scan_paths
 from pinguard.reference import Reference, parse
+from pinguard.scan.paths import Scan, scan_paths
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply, pin_edit
 from testing import lockdata

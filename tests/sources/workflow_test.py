@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from pinguard.lock.lockfile import locked_key
+from pinguard.reference import locked_key
 from pinguard.sources import kinds, workflow
 from pinguard.sources.base import Found
 from pinguard.write.edits import apply, pin_edit

@@ -11,7 +11,7 @@ import yaml
 
 from pinguard.cli import main
 from pinguard.lock import lockfile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.sources import kinds, yamlnodes
 from pinguard.sources.base import SourceError, Unreadable
 from pinguard.sources.yamlnodes import (

@@ -19,7 +19,7 @@ from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.read.files import TextFile
-from pinguard.read.paths import scan_paths
+from pinguard.scan.paths import scan_paths
 from pinguard.write import atomic, journal
 from pinguard.write import commit as writing
 from pinguard.write.atomic import temporary_path

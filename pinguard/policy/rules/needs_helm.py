@@ -28,9 +28,9 @@ from collections.abc import Iterator
 from typing import Final
 
 from pinguard.findings import Problem
+from pinguard.pin.plan import NEEDS_HELM, pinning_writes
 from pinguard.policy.rules.common import Conf, Context, at, spelled
 from pinguard.sources.base import Found
-from pinguard.write.plan import NEEDS_HELM, pinning_writes
 
 ID = "needs-helm"
 TYPE: Final = "reference"

@@ -12,8 +12,9 @@ from collections.abc import Iterator, Sequence
 from typing import Final
 
 from pinguard.findings import Problem
-from pinguard.lock.lockfile import header_lines, locked_key, toml_string
+from pinguard.lock.lockfile import header_lines, toml_string
 from pinguard.policy.rules.common import Conf, Context
+from pinguard.reference import locked_key
 from pinguard.sources.base import Found
 
 ID = "unused-lock-entry"

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.read.paths import scan_paths
-from pinguard.write.plan import NEEDS_HELM
+from pinguard.pin.plan import NEEDS_HELM
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 from tests.policy.helpers import check_rule, places
 

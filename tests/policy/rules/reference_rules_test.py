@@ -10,8 +10,8 @@ import pytest
 from pinguard.lock.lockfile import Lock, LockEntry, dumps
 from pinguard.policy.rules import unused_lock_entry
 from pinguard.policy.rules.common import Context
-from pinguard.read.paths import scan_paths
 from pinguard.reference import parse
+from pinguard.scan.paths import scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 from tests.counting import CountingText
 from tests.policy.helpers import check_rule, places

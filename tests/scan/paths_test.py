@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-from pinguard.read.paths import each_file
+from pinguard.scan.paths import each_file
 from tests.sources.readers import Recorded
 
 POD = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n"

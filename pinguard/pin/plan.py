@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from pinguard.errors import PinguardError
-from pinguard.lock.lockfile import Lock, locked_key
-from pinguard.read.paths import Scan, ScannedFile
+from pinguard.lock.lockfile import Lock
+from pinguard.reference import locked_key
+from pinguard.scan.paths import Scan, ScannedFile
 from pinguard.sources.base import Found
 from pinguard.write.edits import Edit, apply, pin_edit
 

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinguard.errors import DeadlinePassed, PinguardError
-from pinguard.lock import explain, lockfile
-from pinguard.lock.lockfile import Lock, LockEntry, LockfileError, locked_key
+from pinguard.lock import lockfile
+from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.lock.sync import entries_with_evidence
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
+from pinguard.pin import explain
+from pinguard.pin.plan import repin
 from pinguard.read.files import TextFile, UnreadableFile
-from pinguard.read.paths import Scan
+from pinguard.reference import locked_key
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
-from pinguard.write.plan import repin
+from pinguard.scan.paths import Scan
 
 # What `update` moves forward to where the tag points now: a tag that moved, and one locked at a
 # digest it did not point to (the policy's `tag-digest-mismatch: {lock: digest}`), which updating ends.

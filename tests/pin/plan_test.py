@@ -12,8 +12,8 @@ import pytest
 
 from pinguard.errors import PinguardError
 from pinguard.lock.lockfile import Lock
-from pinguard.read.paths import Scan, scan_paths
-from pinguard.write.plan import NEEDS_HELM, plan_pins, repin
+from pinguard.pin.plan import NEEDS_HELM, plan_pins, repin
+from pinguard.scan.paths import Scan, scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 
 NGINX, REDIS = "docker.io/library/nginx", "docker.io/library/redis"

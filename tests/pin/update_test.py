@@ -12,10 +12,10 @@ import pytest
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.lock.update import UpdatePlan, plan_update
-from pinguard.read.paths import scan_paths
+from pinguard.pin.update import UpdatePlan, plan_update
 from pinguard.registry.manifest import Platform
 from pinguard.resolve.settings import OnlineSettings
+from pinguard.scan.paths import scan_paths
 from testing.fake_registry import FakeRegistry, Response, Route, serve_manifests
 from testing.images import Manifest, multi_platform
 from tests.registry.conftest import REGISTRY, settings_for
