@@ -19,7 +19,6 @@ from typing import Any
 import yaml
 
 from pinguard.admission import keepalive, kyverno, vap
-from pinguard.admission.kinds import KindGroup, custom
 from pinguard.admission.objects import (
     COMPONENT,
     EXEMPT_NAMESPACE,
@@ -30,6 +29,7 @@ from pinguard.admission.objects import (
     SCOPE_LABEL,
     Source,
 )
+from pinguard.admission.workloads import KindGroup, custom
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
 

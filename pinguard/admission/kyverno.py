@@ -22,8 +22,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 from pinguard.admission.objects import EXEMPT_NAMESPACE, NAME, POLICY_COMPONENT, Source, labels, object_name
+from pinguard.admission.workloads import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 from pinguard.errors import PinguardError
 
 API_VERSION = "kyverno.io/v1"

@@ -52,7 +52,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from pinguard.admission import keepalive
-from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 from pinguard.admission.objects import (
     EXEMPT_NAMESPACE,
     LAYOUT_LABEL,
@@ -65,6 +64,7 @@ from pinguard.admission.objects import (
     object_name,
 )
 from pinguard.admission.params import CLASS, CLASSES, FROM, KEY_ESCAPES, NAME_ALPHABET, OMITTED, TO, Cell, cells
+from pinguard.admission.workloads import BUILT_IN, EACH_ITEM, KindGroup, PodSpecPath
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 PLURALS = {"ValidatingAdmissionPolicy": "validatingadmissionpolicies",

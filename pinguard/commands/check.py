@@ -16,8 +16,8 @@ from pinguard.commands.context import Command, Context
 from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
 from pinguard.findings import ERROR
+from pinguard.policy.lint import lint
 from pinguard.policy.model import Policy
-from pinguard.policy.run import lint
 from pinguard.report.formats import FORMATS
 from pinguard.write.atomic import write_output
 

@@ -4,7 +4,7 @@
 and their bindings; `--format kyverno` a Kyverno ClusterPolicy. `--namespace`
 (repeatable) binds those namespaces, else every namespace but kube-system; `--mode` is
 deny, warn or audit; `--kind GROUP/VERSION/KIND[/PLURAL]:PATH[,PATH...]` (repeatable)
-judges a custom resource too, at the paths to its pod specs (`pinguard.admission.kinds`).
+judges a custom resource too, at the paths to its pod specs (`pinguard.admission.workloads`).
 `--output FILE` is written as `pinguard.write.atomic.write_output` writes it (as `check
 --output` is), else the YAML goes to stdout.
 """

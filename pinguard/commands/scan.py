@@ -8,7 +8,7 @@ from pinguard.commands import flags
 from pinguard.commands.context import Command, Context
 from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
-from pinguard.scan.paths import each_file, quiet_collector
+from pinguard.scan.paths import collector_paused, each_file
 from pinguard.sources.base import Found, SourceSettings
 from pinguard.untrusted_text import shown
 
@@ -33,7 +33,7 @@ COMMAND = Command("scan", "list every image reference with its place in the file
 
 def scan(paths: list[str], options: Options, sources: SourceSettings, *, fmt: str = "text") -> int:
     errors: list[str] = []
-    with quiet_collector():  # one file at a time: only the references are kept, not every file's text
+    with collector_paused():  # one file at a time: only the references are kept, not every file's text
         found = [item for scanned in each_file(paths, errors, sources) for item in scanned.found]
     options.report.say(*errors)
     if fmt == "json":  # one reference a line: readable, diffable, and quick to write for thousands

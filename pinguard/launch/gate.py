@@ -8,8 +8,8 @@ from pathlib import Path
 from pinguard.errors import PinguardError
 from pinguard.findings import ERROR, Finding
 from pinguard.lock.lockfile import Lock
+from pinguard.policy.lint import lint
 from pinguard.policy.model import Policy
-from pinguard.policy.run import lint
 from pinguard.scan.paths import ScannedFile
 from pinguard.sources import kubernetes
 

@@ -43,13 +43,13 @@ class Scan:
 def scan_paths(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
-    with quiet_collector():
+    with collector_paused():
         result.files.extend(each_file(paths, result.errors, settings))
     return result
 
 
 @contextmanager
-def quiet_collector() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """The cyclic collector paused, for the loop that reads files and drops their documents; as it was after.
 
     Parsing makes millions of objects and no cycles worth collecting, and each document lives while it

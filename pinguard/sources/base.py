@@ -136,7 +136,7 @@ class SourceSettings:
     kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
     charts: ChartCache | None = field(default=None, compare=False, repr=False)
-    # Who else reads each document the sources compose (`check`'s rules, given by `policy.run.lint`); None: nobody.
+    # Who else reads each document the sources compose (`check`'s rules, given by `policy.lint.lint`); None: nobody.
     reader: DocumentReader | None = field(default=None, compare=False, repr=False)
 
     def read(self, document: Node, where: Located) -> None:

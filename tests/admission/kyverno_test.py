@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from pinguard.admission import kyverno
-from pinguard.admission.kinds import custom
 from pinguard.admission.objects import MODES, Source
+from pinguard.admission.workloads import custom
 from pinguard.cli import main
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile

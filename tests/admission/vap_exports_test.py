@@ -18,8 +18,8 @@ import yaml
 
 from pinguard.admission import keepalive, params, vap
 from pinguard.admission.export import render
-from pinguard.admission.kinds import custom
 from pinguard.admission.objects import Source
+from pinguard.admission.workloads import custom
 from pinguard.lock.lockfile import Lock, LockEntry
 from testing.lockdata import INDEX, locked_test_digest
 from tests.admission.helpers import RESOURCES, admit, own, params_of, pod_spec

@@ -11,10 +11,10 @@ from pinguard.findings import Finding
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
 from pinguard.policy.catalog import RULES
+from pinguard.policy.lint import findings
 from pinguard.policy.load import load
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
-from pinguard.policy.run import findings
 from pinguard.scan.paths import scan_paths
 
 

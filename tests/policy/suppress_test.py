@@ -8,7 +8,7 @@ import pytest
 
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import dumps
-from pinguard.policy import run, suppress
+from pinguard.policy import lint, suppress
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.scan.paths import scan_paths
@@ -102,11 +102,11 @@ def test_the_lockfile_s_comments_suppress(folder: Path) -> None:
     policy = Policy(rules={"unused-lock-entry": {"level": "error"}})
     text = dumps(lock)
     context = Context(lock, "pinguard.lock")
-    assert [f.line for f in run.findings(policy, [], context, text)] == [text.splitlines().index("[[image]]") + 1]
+    assert [f.line for f in lint.findings(policy, [], context, text)] == [text.splitlines().index("[[image]]") + 1]
     above = "# pinguard: ignore[unused-lock-entry] kept for the nightly job\n[[image]]"
     beside = "[[image]]  # pinguard: ignore[unused-lock-entry]"
     for marked in (text.replace("[[image]]", above), text.replace("[[image]]", beside)):
-        assert run.findings(policy, [], context, marked) == []
+        assert lint.findings(policy, [], context, marked) == []
 
 
 def test_comment_readers_never_look_inside_strings() -> None:
@@ -140,7 +140,7 @@ def test_a_long_line_is_read_once_however_many_findings_it_holds(folder: Path, m
         monkeypatch.setattr(suppress, "_MARKER", markers)
         monkeypatch.setattr(suppress, "_WRITTEN", written)
         read.clear()
-        found = run.findings(policy, scanned, Context(lock_for([]), "pinguard.lock"), "")
+        found = lint.findings(policy, scanned, Context(lock_for([]), "pinguard.lock"), "")
         assert len(found) == pods and {f.line for f in found} == {1}
         assert len(read) == 1  # the comments of the file read once
         text = scanned[0].file.text

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pinguard.policy.lint import lint
 from pinguard.policy.load import load, preset
-from pinguard.policy.run import lint
 from pinguard.scan.paths import scan_paths
 from testing.costs import peak_memory
 

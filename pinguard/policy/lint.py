@@ -26,7 +26,7 @@ from pinguard.policy.catalog import (
 )
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
-from pinguard.scan.paths import ScannedFile, each_file, quiet_collector
+from pinguard.scan.paths import ScannedFile, collector_paused, each_file
 from pinguard.sources import kinds, kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, each_document, may_hold
@@ -57,7 +57,7 @@ def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, keep_files: b
     kept: list[ScannedFile] = []
     documents = _Documents(policy, _Rules.of(policy), context)
     files = each_file(paths, errors, replace(policy.sources, reader=documents))
-    with quiet_collector():
+    with collector_paused():
         found = findings(policy, _keeping(files, kept) if keep_files else files, context, lock_text or "",
                          whole_tree=whole_tree, documents=documents)
     return Lint(found, errors, lock, lock_text, kept)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from pinguard.admission.kinds import BUILT_IN, EACH_ITEM, EACH_VALUE, PodSpecPath, custom, path
+from pinguard.admission.workloads import BUILT_IN, EACH_ITEM, EACH_VALUE, PodSpecPath, custom, path
 from pinguard.errors import PinguardError
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pinguard.policy.lint import lint
 from pinguard.policy.load import load, preset
-from pinguard.policy.run import lint
 
 TWICE = "kind: Pod\nmetadata: {name: a, name: b}\nspec:\n  containers:\n  - image: nginx:1.25\n"
 
