@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import io
-from dataclasses import replace
 from pathlib import Path
 
 from pinguard.commands import flags
@@ -19,6 +18,7 @@ from pinguard.findings import ERROR
 from pinguard.policy.lint import lint
 from pinguard.policy.model import Policy
 from pinguard.report.formats import FORMATS
+from pinguard.scan.paths import ScanSettings
 from pinguard.write.atomic import write_output
 
 
@@ -36,17 +36,17 @@ def _options(parser: argparse.ArgumentParser) -> None:
 
 def _run(context: Context) -> int:
     args, policy = context.args, context.policy()
-    return check(args.paths, context.options, replace(policy, sources=context.sources(policy)), fmt=args.format,
-                 output=args.output, strict=args.strict)
+    return check(args.paths, context.options, policy, context.sources(policy), fmt=args.format, output=args.output,
+                 strict=args.strict)
 
 
 _POLICY = PolicyDefault("default")
 COMMAND = Command("check", "offline lint: pinned, locked, consistent, allowed by policy", _options, _run, _POLICY)
 
 
-def check(paths: list[str], options: Options, policy: Policy, *, fmt: str = "text", output: Path | None = None,
-          strict: bool = False) -> int:
-    result = lint(paths, policy, options.lockfile)
+def check(paths: list[str], options: Options, policy: Policy, scan: ScanSettings | None = None, *, fmt: str = "text",
+          output: Path | None = None, strict: bool = False) -> int:
+    result = lint(paths, policy, options.lockfile, scan=scan)
     options.report.say(*result.errors)
     if output is None:  # written as it is rendered: a report of many findings is never held whole
         FORMATS[fmt](result.findings, options.stdout)

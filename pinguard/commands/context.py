@@ -23,7 +23,7 @@ from pinguard.registry.settings import RegistrySettings
 if TYPE_CHECKING:  # the rest is imported where it is used: `--version` and `--help` need none of it
     from pinguard.policy.model import Policy
     from pinguard.resolve.settings import OnlineSettings
-    from pinguard.sources.base import SourceSettings
+    from pinguard.scan.paths import ScanSettings
 
 
 @dataclass(frozen=True)
@@ -60,17 +60,16 @@ class Context:
         either."""
         return self.policy() if self.args.policy or PROJECT_POLICY.is_file() else None
 
-    def sources(self, policy: Policy | None) -> SourceSettings:
+    def sources(self, policy: Policy | None) -> ScanSettings:
         """How to read files: the policy's settings (or the sources' own), with what the command line says of Helm
-        and kustomize."""
-        from pinguard.sources.base import SourceSettings
+        and kustomize, and the environment it was handed for them to run in."""
+        from pinguard.scan.paths import ScanSettings
 
-        sources = SourceSettings() if policy is None else policy.sources
+        scan = ScanSettings() if policy is None else ScanSettings(policy.sources, policy.helm, policy.kustomize)
         cache_dir = self.cache_dir()
-        helm = replace(sources.helm, binary=self.args.helm or sources.helm.binary, cache_dir=cache_dir)
-        kustomize = replace(sources.kustomize, binary=self.args.kustomize or sources.kustomize.binary,
-                            cache_dir=cache_dir)
-        return replace(sources, helm=helm, kustomize=kustomize)
+        helm = replace(scan.helm, binary=self.args.helm or scan.helm.binary, cache_dir=cache_dir)
+        kustomize = replace(scan.kustomize, binary=self.args.kustomize or scan.kustomize.binary, cache_dir=cache_dir)
+        return replace(scan, helm=helm, kustomize=kustomize, env=self.options.env)
 
     def online(self, policy: Policy | None, *, provenance: bool = False,
                deadline: float = RegistrySettings.timeout) -> OnlineSettings:

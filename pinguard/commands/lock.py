@@ -16,8 +16,7 @@ from pinguard.commands.options import Options
 from pinguard.lock.settings import WrittenDigest
 from pinguard.lock.sync import sync_lock
 from pinguard.resolve.settings import OnlineSettings
-from pinguard.scan.paths import scan_for_writing
-from pinguard.sources.base import SourceSettings
+from pinguard.scan.paths import ScanSettings, scan_for_writing
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +42,7 @@ _POLICY = PolicyDefault("default")
 COMMAND = Command("lock", "resolve what the files reference and write the lockfile", _options, _run, _POLICY)
 
 
-def lock(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *,
+def lock(paths: list[str], options: Options, sources: ScanSettings, online: OnlineSettings, *,
          mismatch: WrittenDigest,
          allow_empty: bool = False) -> int:
     result = scan_for_writing(paths, sources)

@@ -25,8 +25,8 @@ from pinguard.lock.settings import WrittenDigest
 from pinguard.lock.sync import sync_lock
 from pinguard.pin.plan import chart_writes, plan_pins, refuse_without_helm
 from pinguard.resolve.settings import OnlineSettings
-from pinguard.scan.paths import Scan, ScannedFile, scan_for_writing
-from pinguard.sources.base import Found, SourceSettings
+from pinguard.scan.paths import Scan, ScannedFile, ScanSettings, scan_for_writing
+from pinguard.sources.base import Found
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +65,7 @@ _POLICY = PolicyDefault(None)
 COMMAND = Command("pin", "rewrite references to name:tag@digest from the lockfile", _options, _run, _POLICY)
 
 
-def pin(paths: list[str], options: Options, sources: SourceSettings, *, resolve: OnlineSettings | None = None,
+def pin(paths: list[str], options: Options, sources: ScanSettings, *, resolve: OnlineSettings | None = None,
         mismatch: WrittenDigest = WrittenDigest.REFUSE, dry_run: bool = False, allow_empty: bool = False,
         to: str | None = None, keep_registry: bool = True) -> int:
     """Pin from the lock; with `resolve` (`--resolve`), lock what it is missing first, reaching registries so."""

@@ -8,8 +8,8 @@ from pinguard.commands import flags
 from pinguard.commands.context import Command, Context
 from pinguard.commands.flags import PolicyDefault
 from pinguard.commands.options import Options
-from pinguard.scan.paths import collector_paused, each_file
-from pinguard.sources.base import Found, SourceSettings
+from pinguard.scan.paths import ScanSettings, collector_paused, each_file
+from pinguard.sources.base import Found
 from pinguard.untrusted_text import shown
 
 
@@ -31,7 +31,7 @@ _POLICY = PolicyDefault(None)
 COMMAND = Command("scan", "list every image reference with its place in the file", _options, _run, _POLICY)
 
 
-def scan(paths: list[str], options: Options, sources: SourceSettings, *, fmt: str = "text") -> int:
+def scan(paths: list[str], options: Options, sources: ScanSettings, *, fmt: str = "text") -> int:
     errors: list[str] = []
     with collector_paused():  # one file at a time: only the references are kept, not every file's text
         found = [item for scanned in each_file(paths, errors, sources) for item in scanned.found]

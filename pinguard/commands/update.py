@@ -18,8 +18,7 @@ from pinguard.commands.transaction import WriteTransaction
 from pinguard.pin import explain
 from pinguard.pin.update import plan_update
 from pinguard.resolve.settings import OnlineSettings
-from pinguard.scan.paths import scan_for_writing
-from pinguard.sources.base import SourceSettings
+from pinguard.scan.paths import ScanSettings, scan_for_writing
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +44,7 @@ _POLICY = PolicyDefault(None)
 COMMAND = Command("update", "move moved tags forward: explain, update the lock, re-pin", _options, _run, _POLICY)
 
 
-def update(paths: list[str], options: Options, sources: SourceSettings, online: OnlineSettings, *,
+def update(paths: list[str], options: Options, sources: ScanSettings, online: OnlineSettings, *,
            dry_run: bool = False, fmt: str = "text") -> int:
     # Begun before reading: a killed run may have left the tree half-renamed.
     writes = WriteTransaction.begin(paths, options, dry_run=dry_run)

@@ -26,7 +26,7 @@ from pinguard.policy.catalog import (
 )
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
-from pinguard.scan.paths import ScannedFile, collector_paused, each_file
+from pinguard.scan.paths import ScannedFile, ScanSettings, collector_paused, each_file
 from pinguard.sources import kinds, kubernetes, runtime_env
 from pinguard.sources.base import Found, SourceError
 from pinguard.sources.yamlnodes import Located, each_document, may_hold
@@ -42,8 +42,10 @@ class Lint(NamedTuple):
     files: list[ScannedFile]  # every file scanned; empty unless asked for
 
 
-def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, keep_files: bool = False) -> Lint:
-    """Check the files under `paths` against the policy and the lockfile, which is read once.
+def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, scan: ScanSettings | None = None,
+         keep_files: bool = False) -> Lint:
+    """Check the files under `paths`, read with `scan` (by default as the policy says), against the policy and the
+    lockfile, which is read once.
 
     Files are scanned and checked one at a time, and each file's documents one at a time, as
     its source composes them; one that cannot be read or parsed is an error and every other
@@ -56,7 +58,9 @@ def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, keep_files: b
     errors: list[str] = []
     kept: list[ScannedFile] = []
     documents = _Documents(policy, _Rules.of(policy), context)
-    files = each_file(paths, errors, replace(policy.sources, reader=documents))
+    if scan is None:
+        scan = ScanSettings(policy.sources, policy.helm, policy.kustomize)
+    files = each_file(paths, errors, replace(scan, sources=replace(scan.sources, reader=documents)))
     with collector_paused():
         found = findings(policy, _keeping(files, kept) if keep_files else files, context, lock_text or "",
                          whole_tree=whole_tree, documents=documents)

@@ -139,8 +139,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> Layer:
     tags = tuple(_tag_rule(path, entry) for entry in data.get("tags") or [])
     own = Layer(rules=_rules(path, data.get("rules") or {}), exclude=tuple(data.get("exclude") or []), tags=tags,
                 rates=_rates(path, data.get("registries") or {}),
-                sources=replace(_helm(path, data.get("helm") or {}),
-                                kustomize=_kustomize(path, data.get("kustomize") or {})),
+                **_helm(path, data.get("helm") or {}), kustomize=_kustomize(path, data.get("kustomize") or {}),
                 provenance=_provenance(path, data.get("provenance") or {}),
                 sidecars=_sidecars(path, data.get("sidecars") or []), ecr=_ecr(path, data.get("ecr") or {}))
     return _laid_over(base, own)
@@ -182,12 +181,11 @@ def _laid_over(base: Layer, top: Layer) -> Layer:
         notation_certs=under.notation_certs if over.notation_certs is None else over.notation_certs,
         notation_authorities=(under.notation_authorities if over.notation_authorities is None
                               else over.notation_authorities))
-    helm = HelmSettings(top.sources.helm.binary or base.sources.helm.binary,
-                        base.sources.helm.deployments + top.sources.helm.deployments)
     return Layer(rules=rules, exclude=base.exclude + top.exclude, tags=top.tags + base.tags,
                  rates={**base.rates, **top.rates},
-                 sources=SourceSettings(base.sources.digest_read + top.sources.digest_read, helm, KustomizeSettings(
-                     top.sources.kustomize.binary or base.sources.kustomize.binary)),
+                 sources=SourceSettings(base.sources.digest_read + top.sources.digest_read),
+                 helm=HelmSettings(top.helm.binary or base.helm.binary, base.helm.deployments + top.helm.deployments),
+                 kustomize=KustomizeSettings(top.kustomize.binary or base.kustomize.binary),
                  provenance=provenance, sidecars=base.sidecars + top.sidecars, ecr={**base.ecr, **top.ecr})
 
 
@@ -266,8 +264,9 @@ def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
     return rates
 
 
-def _helm(path: Path, helm: dict[Any, Any]) -> SourceSettings:
-    """`helm: {digest-read: [GLOB], binary: PATH, charts: [{chart, values, set}]}`."""
+def _helm(path: Path, helm: dict[Any, Any]) -> dict[str, Any]:
+    """`helm: {digest-read: [GLOB], binary: PATH, charts: [{chart, values, set}]}`: the sources' settings (the
+    globs) and Helm's, as a Layer's `sources` and `helm`."""
     where = f"invalid policy {path}: helm"
     _known_keys(where, helm, ("digest-read", "binary", "charts"))
     globs = helm.get("digest-read", [])
@@ -282,7 +281,7 @@ def _helm(path: Path, helm: dict[Any, Any]) -> SourceSettings:
     if not isinstance(charts, list):
         raise PolicyError(f"{where}.charts: expected a list of {{chart, values, set}}")
     deployments = tuple(_deployment(path, f"{where}.charts[{index}]", entry) for index, entry in enumerate(charts))
-    return SourceSettings(tuple(globs), HelmSettings(binary, deployments))
+    return {"sources": SourceSettings(tuple(globs)), "helm": HelmSettings(binary, deployments)}
 
 
 def _kustomize(path: Path, section: dict[Any, Any]) -> KustomizeSettings:
@@ -443,7 +442,8 @@ def _validated(merged: Layer, paths: str) -> Policy:
     provenance = merged.provenance
     trust = Trust(provenance.keys or (), provenance.trusted_root, provenance.notation_certs or (),
                   provenance.notation_authorities or ())
-    helm = replace(merged.sources.helm, rates=tuple(sorted(merged.rates.items())))  # `helm pull`'s pace too
+    helm = replace(merged.helm, rates=tuple(sorted(merged.rates.items())))  # `helm pull`'s pace too
     return Policy(rules=rules, exclude=merged.exclude, tag_rules=TagRules(merged.tags), rates=dict(merged.rates),
-                  sources=replace(merged.sources, helm=helm), trust=trust, lock_provenance=bool(provenance.lock),
+                  sources=merged.sources, helm=helm, kustomize=merged.kustomize, trust=trust,
+                  lock_provenance=bool(provenance.lock),
                   sidecars=merged.sidecars, ecr=RepositorySettings(**merged.ecr))

@@ -15,6 +15,8 @@ from typing import Any, Protocol, TypeVar
 from pinguard.copy.ecr import RepositorySettings
 from pinguard.errors import InvalidReference
 from pinguard.findings import Finding, Problem
+from pinguard.helm.settings import HelmSettings
+from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.lock.settings import WrittenDigest
 from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
@@ -89,7 +91,9 @@ class Layer:
     exclude: tuple[str, ...] = ()
     tags: tuple[TagRule, ...] = ()  # first match wins
     rates: Mapping[str, float] = field(default_factory=dict)  # `registries:`: registry -> requests per second
-    sources: SourceSettings = field(default_factory=SourceSettings)  # `helm:`, `kustomize:`
+    sources: SourceSettings = field(default_factory=SourceSettings)  # `helm: {digest-read}`
+    helm: HelmSettings = field(default_factory=HelmSettings)  # `helm: {binary, charts}`
+    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # `kustomize:`
     provenance: ProvenanceSection = field(default_factory=ProvenanceSection)
     sidecars: tuple[Sidecar, ...] = ()
     ecr: Mapping[str, Any] = field(default_factory=dict)  # RepositorySettings' keyword arguments set
@@ -101,7 +105,9 @@ class Policy:
     exclude: tuple[str, ...] = ()
     tag_rules: TagRules = field(default_factory=TagRules)
     rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
-    sources: SourceSettings = field(default_factory=SourceSettings)
+    sources: SourceSettings = field(default_factory=SourceSettings)  # what the sources are told
+    helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
+    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     trust: Trust = field(default_factory=Trust)  # what signatures are verified against
     lock_provenance: bool = False  # `lock` looks for provenance without --provenance
     sidecars: tuple[Sidecar, ...] = ()  # containers the manifest does not declare that may run unlocked

@@ -1,9 +1,14 @@
-"""Find every image reference under some paths: what `scan`, `lock`, `pin` and `check` share."""
+"""Find every image reference under some paths: what `scan`, `lock`, `pin` and `check` share.
+
+A scan is handed what it reads with (`ScanSettings`): what the sources are told, the Helm and kustomize
+that judge charts and kustomizations as they deploy them, and the environment those tools run in, the
+one the command line was handed.
+"""
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -11,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
 from pinguard.helm.roots import ChartRoots
+from pinguard.helm.settings import HelmSettings
+from pinguard.kustomize.settings import NAMES, KustomizeSettings
 from pinguard.read.files import TextFile, UnreadableFile, walk
 from pinguard.sources import kinds
 from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
@@ -19,6 +26,24 @@ if TYPE_CHECKING:  # Helm's judging and the charts beside values files are impor
     from pinguard.helm.judge import Judge, JudgedChart
     from pinguard.kustomize.judge import Builds
     from pinguard.kustomize.judge import Judge as KustomizeJudge
+
+
+@dataclass(frozen=True)
+class ScanSettings:
+    """What a scan reads with (see the module's docstring)."""
+
+    sources: SourceSettings = DEFAULT_SETTINGS
+    helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
+    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
+    # What helm and kubectl run with; None: this process's own (a caller that was handed none).
+    env: Mapping[str, str] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def tools_env(self) -> Mapping[str, str]:
+        return os.environ if self.env is None else self.env
+
+
+DEFAULT_SCAN = ScanSettings()
 
 
 @dataclass(frozen=True)
@@ -40,7 +65,7 @@ class Scan:
         return [item for scanned in self.files for item in scanned.found]
 
 
-def scan_paths(paths: Sequence[str], settings: SourceSettings = DEFAULT_SETTINGS) -> Scan:
+def scan_paths(paths: Sequence[str], settings: ScanSettings = DEFAULT_SCAN) -> Scan:
     """Read every file a source kind knows; a file that cannot be read or parsed is an error, the rest go on."""
     result = Scan()
     with collector_paused():
@@ -67,7 +92,7 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def scan_for_writing(paths: Sequence[str], settings: SourceSettings) -> Scan:
+def scan_for_writing(paths: Sequence[str], settings: ScanSettings) -> Scan:
     """The scan a writing command needs: every file read, else a PinguardError naming each one that was not."""
     result = scan_paths(paths, settings)
     if result.errors:
@@ -83,7 +108,7 @@ def paths_without_references(paths: Sequence[str], result: Scan) -> list[str]:
 
 
 def each_file(paths: Sequence[str], errors: list[str],
-              settings: SourceSettings = DEFAULT_SETTINGS) -> Iterator[ScannedFile]:
+              settings: ScanSettings = DEFAULT_SCAN) -> Iterator[ScannedFile]:
     """Each file scanned, as soon as it is: callers that look at one file at a time keep none.
 
     A file that cannot be read or parsed adds "path:line:column: message" to `errors`,
@@ -140,12 +165,13 @@ def each_file(paths: Sequence[str], errors: list[str],
 
             yield ScannedFile(file, kind, built_found_in(built, path), kustomization=built)
             continue
-        if kind == kinds.HELM and settings.charts is None:
+        if kind == kinds.HELM and settings.sources.charts is None:
             from pinguard.sources.charts import ChartCache
 
-            settings = replace(settings, charts=ChartCache())  # the charts beside values files: each read once a scan
+            # The charts beside values files: each read once a scan.
+            settings = replace(settings, sources=replace(settings.sources, charts=ChartCache()))
         try:
-            searched = kinds.find(path.as_posix(), file.text, kind, settings)
+            searched = kinds.find(path.as_posix(), file.text, kind, settings.sources)
         except SourceError as exc:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
@@ -159,7 +185,7 @@ def each_file(paths: Sequence[str], errors: list[str],
         yield ScannedFile(file, kind, found, chart, built)
 
 
-def _with_pulled_charts(settings: SourceSettings, walked: list[Path]) -> SourceSettings:
+def _with_pulled_charts(settings: ScanSettings, walked: list[Path]) -> ScanSettings:
     """The charts the policy names by repository pulled into the cache (helm/fetch.py), where the scan reads a values
     file of one: a scan of other files reaches no network."""
     remote = {path.resolve() for d in settings.helm.deployments if d.remote is not None for path in d.values}
@@ -167,11 +193,11 @@ def _with_pulled_charts(settings: SourceSettings, walked: list[Path]) -> SourceS
         return settings
     from pinguard.helm.fetch import pulled
 
-    return replace(settings, helm=pulled(settings.helm, os.environ))
+    return replace(settings, helm=pulled(settings.helm, settings.tools_env))
 
 
 def _charts_judged(walked: list[Path], roots: ChartRoots, deployed: dict[Path, Path],
-                   settings: SourceSettings) -> Judge | None:
+                   settings: ScanSettings) -> Judge | None:
     """The judge of the scan's charts, every one judged at once (their renders side by side); None (nothing
     imported) when the scan holds none."""
     charted = [root for path in walked if kinds.may_hold_images(path.name)
@@ -180,7 +206,7 @@ def _charts_judged(walked: list[Path], roots: ChartRoots, deployed: dict[Path, P
         return None
     from pinguard.helm.judge import Judge
 
-    judge = Judge(settings.helm, os.environ)
+    judge = Judge(settings.helm, settings.tools_env)
     try:
         judge.judge_all(charted)
     except PinguardError:
@@ -188,16 +214,14 @@ def _charts_judged(walked: list[Path], roots: ChartRoots, deployed: dict[Path, P
     return judge
 
 
-def _kustomize_judge(walked: list[Path], settings: SourceSettings) -> KustomizeJudge | None:
+def _kustomize_judge(walked: list[Path], settings: ScanSettings) -> KustomizeJudge | None:
     """The judge of the scan's kustomizations by their builds; None (nothing imported) when it holds none."""
-    from pinguard.kustomize.settings import NAMES  # a few names: the rest of the package waits for a kustomization
-
     found = [path for path in walked if path.name in NAMES]
     if not found:
         return None
     from pinguard.kustomize.judge import Judge as KustomizeJudge
 
-    return KustomizeJudge(settings.kustomize, os.environ, found, walked)
+    return KustomizeJudge(settings.kustomize, settings.tools_env, found, walked)
 
 
 def _usable(argument: str, errors: list[str]) -> bool:

@@ -7,8 +7,6 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from yaml.nodes import Node
 
-from pinguard.helm.settings import HelmSettings
-from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.reference import Reference
 from pinguard.untrusted_text import shown
 
@@ -132,8 +130,6 @@ class SourceSettings:
     """What a policy tells the sources before they read a file, and the charts the scan reading it has read."""
 
     digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
-    helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
-    kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
     charts: ChartCache | None = field(default=None, compare=False, repr=False)
     # Who else reads each document the sources compose (`check`'s rules, given by `policy.lint.lint`); None: nobody.

@@ -51,7 +51,7 @@ def test_the_policy_names_the_cluster_per_deployment(tmp_path: Path) -> None:
     policy.write_text("helm:\n  charts:\n    - chart: app\n      kube-version: '1.30.0'\n"
                       "      api-versions: [monitoring.coreos.com/v1]\n      namespace: prod\n      release: web\n"
                       "      is-upgrade: true\n    - chart: other\n")
-    named, bare = load([policy]).sources.helm.deployments
+    named, bare = load([policy]).helm.deployments
     assert named.context == ClusterContext("1.30.0", ("monitoring.coreos.com/v1",), "prod", "web", True)
     assert bare.context is None  # none named: a bare render's defaults
 

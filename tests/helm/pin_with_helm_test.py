@@ -23,8 +23,8 @@ from pinguard.helm.settings import HelmSettings
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.reference import locked_key, parse
-from pinguard.scan.paths import scan_paths
-from pinguard.sources.base import Found, SourceSettings
+from pinguard.scan.paths import ScanSettings, scan_paths
+from pinguard.sources.base import Found
 
 ROOT = Path(__file__).resolve().parents[2]
 CHARTS = ROOT / "tests" / "testdata" / "helm" / "charts"
@@ -58,7 +58,7 @@ def _chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> Path:
 
 
 def _found(helm: str, path: Path) -> list[Found]:
-    result = scan_paths([str(path)], SourceSettings(helm=HelmSettings(binary=helm)))
+    result = scan_paths([str(path)], ScanSettings(helm=HelmSettings(binary=helm)))
     assert result.errors == []
     return result.found
 

@@ -16,7 +16,7 @@ import yaml
 from pinguard.cli import main
 from pinguard.lock import lockfile
 from pinguard.policy.load import PolicyError, for_command, load
-from pinguard.scan.paths import scan_paths
+from pinguard.scan.paths import ScanSettings, scan_paths
 from testing.charts import IMAGES, ChartRepository, package, serve_charts, write_chart
 from testing.lockdata import lock_for, locked_test_digest
 from testing.registry import start_registry
@@ -59,8 +59,9 @@ def _workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, *val
 
 def _lock(helm: str, tmp_path: Path) -> None:
     """The lock of what the chart renders, made from a scan as `lock` makes it (test digests, no registry)."""
-    sources = for_command([]).sources
-    result = scan_paths(["."], replace(sources, helm=replace(sources.helm, binary=helm, cache_dir=tmp_path / "cache")))
+    policy = for_command([])
+    helm_settings = replace(policy.helm, binary=helm, cache_dir=tmp_path / "cache")
+    result = scan_paths(["."], ScanSettings(policy.sources, helm_settings))
     assert result.errors == []
     assert {str(found.reference) for found in result.found if found.reference} == set(IMAGES)
     lockfile.write(Path("pinguard.lock"), lock_for(result.found))
@@ -206,7 +207,7 @@ def test_a_remote_chart_entry_names_its_values_relative_to_the_policy_file(tmp_p
     policy = tmp_path / "policy.yaml"
     policy.write_text("helm:\n  charts:\n    - chart: oci://r.example/charts/redis\n      version: v1.2.3-rc.1\n"
                       "      values: [deploy/values-prod.yaml]\n      namespace: cache\n")
-    deployment = load([policy]).sources.helm.deployments[0]
+    deployment = load([policy]).helm.deployments[0]
     assert deployment.values == (tmp_path / "deploy" / "values-prod.yaml",)
     assert deployment.remote is not None
     assert (deployment.remote.repository, deployment.remote.name, deployment.remote.version) == (
@@ -224,8 +225,8 @@ def test_a_charts_own_values_are_traced_where_a_deployment_does_not_list_them(
     (tmp_path / ".pinguard.yaml").write_text(
         "helm:\n  charts:\n    - chart: deploy/demo\n      values: [values-prod.yaml]\n")
     monkeypatch.chdir(tmp_path)
-    sources = for_command([]).sources
-    result = scan_paths(["deploy"], replace(sources, helm=replace(sources.helm, binary=helm)))
+    policy = for_command([])
+    result = scan_paths(["deploy"], ScanSettings(policy.sources, replace(policy.helm, binary=helm)))
     assert result.errors == []
     assert sorted((found.path, found.line, found.value) for found in result.found) == [
         ("deploy/demo/values.yaml", 4, "1.25"), ("deploy/demo/values.yaml", 10, "v0.15.0")]

@@ -6,12 +6,11 @@ from pathlib import Path
 import pytest
 
 from pinguard.kustomize.settings import KustomizeSettings
-from pinguard.scan.paths import scan_paths
-from pinguard.sources.base import SourceSettings
+from pinguard.scan.paths import ScanSettings, scan_paths
 
 
 def _scan(kubectl: str, *paths: str) -> list[tuple[str, int, str | None]]:
-    result = scan_paths(list(paths), SourceSettings(kustomize=KustomizeSettings(binary=kubectl)))
+    result = scan_paths(list(paths), ScanSettings(kustomize=KustomizeSettings(binary=kubectl)))
     assert result.errors == []
     return [(item.path, item.line, item.rendered) for item in result.found]
 
@@ -53,7 +52,7 @@ def test_a_remote_resource_is_reported_at_its_line_and_nothing_is_built(kubectl:
     remote.mkdir()
     (remote / "kustomization.yaml").write_text(
         "resources:\n  - ../../base\n  - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5\n")
-    result = scan_paths(["overlays/remote"], SourceSettings(kustomize=KustomizeSettings(binary=kubectl)))
+    result = scan_paths(["overlays/remote"], ScanSettings(kustomize=KustomizeSettings(binary=kubectl)))
     problems = [(item.line, item.needs_kustomize, item.problem) for item in result.found]
     assert (3, True, "the remote resource 'https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5'"
             " is fetched at build time: vendor it into the repository to check and pin it") in problems

@@ -8,8 +8,7 @@ from pathlib import Path
 from pinguard.cli import main
 from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.lock import lockfile
-from pinguard.scan.paths import scan_paths
-from pinguard.sources.base import SourceSettings
+from pinguard.scan.paths import ScanSettings, scan_paths
 from testing.lockdata import lock_for, locked_test_digest
 from tests.kustomize.conftest import FIXTURES
 
@@ -21,7 +20,7 @@ def _run(*args: str) -> tuple[int, str, str]:
 
 
 def _locked(kubectl: str, *paths: str) -> None:
-    found = scan_paths(list(paths), SourceSettings(kustomize=KustomizeSettings(binary=kubectl))).found
+    found = scan_paths(list(paths), ScanSettings(kustomize=KustomizeSettings(binary=kubectl))).found
     Path("pinguard.lock").write_text(lockfile.dumps(lock_for(found)))
 
 

@@ -100,8 +100,8 @@ sidecars: [{image: "b:*"}]
     assert policy.exclude == ("a/*", "b/*")
     assert [rule.repository for rule in policy.tag_rules.rules] == ["x/*", "*"]
     assert policy.sources.digest_read == ("a.yaml", "b.yaml")
-    assert policy.sources.helm.binary == str(tmp_path / "tools/helm")  # kept: `top` sets none
-    assert [deployment.chart for deployment in policy.sources.helm.deployments] == [tmp_path / "a", tmp_path / "b"]
+    assert policy.helm.binary == str(tmp_path / "tools/helm")  # kept: `top` sets none
+    assert [deployment.chart for deployment in policy.helm.deployments] == [tmp_path / "a", tmp_path / "b"]
     assert (policy.lock_provenance, policy.trust.keys, policy.trust.trusted_root) == (False, (), tmp_path / "root.json")
     assert [(sidecar.name, sidecar.image) for sidecar in policy.sidecars] == [("a", None), (None, "b:*")]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-from pinguard.scan.paths import each_file
+from pinguard.scan.paths import ScanSettings, each_file
 from tests.sources.readers import Recorded
 
 POD = "kind: Pod\nspec:\n  containers:\n  - image: nginx:1.25\n"
@@ -69,7 +69,7 @@ def test_each_document_goes_to_the_reader_while_its_file_is_read_and_no_record_k
     """`check`'s rules read each document as the source composes it, one file after another: no record holds nodes."""
     (tree / "two.yaml").write_text("kind: Pod\nspec: {containers: [{image: a:1}]}\n---\nkind: Pod\nspec: {}\n")
     read = Recorded()
-    files = each_file(["pod.yaml", "two.yaml"], [], read.settings())
+    files = each_file(["pod.yaml", "two.yaml"], [], ScanSettings(read.settings()))
     assert next(files).file.path == Path("pod.yaml") and [path for path, _ in read.documents] == ["pod.yaml"]
     assert next(files).file.path == Path("two.yaml")
     assert [path for path, _ in read.documents] == ["pod.yaml", "two.yaml", "two.yaml"]
