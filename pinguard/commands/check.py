@@ -28,8 +28,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     flags.output(parser, "the report")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    flags.helm(parser)
-    flags.kustomize(parser)
+    flags.tools(parser)
     flags.lockfile(parser)
     flags.quiet(parser)
 

@@ -78,15 +78,14 @@ def registry(parser: argparse.ArgumentParser, *, deadline: float = RegistrySetti
     group.add_argument("-v", "--verbose", action="store_true", default=None, help="log each registry request to stderr")
 
 
-def helm(parser: argparse.ArgumentParser) -> None:
+def tools(parser: argparse.ArgumentParser) -> None:
+    """`--helm` and `--kustomize`: the tools that deploy charts and kustomizations, which every command reading
+    files takes together."""
     parser.add_argument("--helm", metavar="PATH",
                         help="the helm binary (3 or 4) that renders charts, so their images are read from what "
                              "Helm renders and a pin is written only where a render confirms it (default: the "
                              "policy's helm.binary, else helm on PATH; without one, values files are read as text, "
                              "and `pin` and `update` write nothing into a chart's values)")
-
-
-def kustomize(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kustomize", metavar="PATH",
                         help="the kubectl (`kubectl kustomize`) or kustomize binary that builds kustomizations, so "
                              "their images are read from the build and a pin is written only where a second build "

@@ -17,8 +17,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
     flags.paths(parser)
     parser.add_argument("--format", choices=("text", "json"), default="text")
     flags.policy(parser, _POLICY)
-    flags.helm(parser)
-    flags.kustomize(parser)
+    flags.tools(parser)
     flags.quiet(parser)
 
 
