@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
+from pinguard.lock.actions import ActionEntry
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.reference import locked_key
-from pinguard.sources.base import Found
+from pinguard.sources.base import ActionUse, Found
 
 INDEX = "application/vnd.oci.image.index.v1+json"  # the media type of an entry with a platform map
 
@@ -19,7 +20,13 @@ def locked_test_digest(name: str, tag: str) -> str:
     return "sha256:" + hashlib.sha256(f"{name}:{tag}".encode()).hexdigest()
 
 
-def lock_for(found: Iterable[Found]) -> Lock:
+def locked_test_commit(repository: str, ref: str) -> str:
+    return hashlib.sha1(f"{repository}@{ref}".encode()).hexdigest()
+
+
+def lock_for(found: Iterable[Found], uses: Iterable[ActionUse] = ()) -> Lock:
+    """Every reference locked to its test digest; every action's ref to its test commit (a commit written, to
+    itself)."""
     entries = []
     for item in found:
         key = locked_key(item.reference) if item.reference else None
@@ -29,4 +36,17 @@ def lock_for(found: Iterable[Found]) -> Lock:
                 media_type="application/vnd.oci.image.manifest.v1+json", size=0, tag_kind="other",
                 frozen_tag=None, resolved_at="2026-11-30T00:00:00Z", platforms={},
             ))
-    return Lock().with_entries(entries)
+    return Lock().with_entries(entries).with_actions(_action_entries(uses))
+
+
+def _action_entries(uses: Iterable[ActionUse]) -> list[ActionEntry]:
+    entries: dict[tuple[str, str], ActionEntry] = {}
+    for use in uses:
+        if use.action is None or use.locked_ref is None:
+            continue
+        ref = use.locked_ref
+        commit = use.action.ref if use.action.pinned else locked_test_commit(use.action.repository, ref)
+        kind = "commit" if ref == commit else "tag"
+        entries[(use.action.repository, ref)] = ActionEntry(use.action.repository, ref, commit, kind, None,
+                                                            "2026-11-30T00:00:00Z")
+    return list(entries.values())

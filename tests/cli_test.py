@@ -107,8 +107,8 @@ def test_offline_commands_import_nothing_heavy(command: str, tmp_path: Path) -> 
     others = {f"pinguard.sources.{name}" for name in kinds.MODULES.values()} - {
         "pinguard.sources.kubernetes", "pinguard.sources.runtime_env"}  # RayJob's runtime_env is read inside
     assert sorted(others.intersection(loaded)) == []
-    assert [name for name in loaded if name.startswith(("pinguard.helm.", "pinguard.sources.charts"))
-            and name not in ("pinguard.helm.roots", "pinguard.helm.settings")] == []
+    assert [name for name in loaded if name.startswith("pinguard.helm.")
+            and name not in ("pinguard.helm.reader", "pinguard.helm.roots", "pinguard.helm.settings")] == []
 
 
 @pytest.mark.parametrize(

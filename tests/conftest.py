@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from testing.git_server import GitRepos, GitServer, serve_git
 from testing.registry import REGISTRY_BINARY, RunningRegistry, start_registry
 from testing.seed import Seeded, seed_dlc
 
@@ -155,3 +156,15 @@ def plain_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeededR
     workdir = tmp_path_factory.mktemp("plain-registry")
     with start_registry(workdir) as registry:
         yield SeededRegistry(registry, seed_dlc(registry.pusher()), workdir)
+
+
+# Bare repositories built in the test, and a real git server (git-http-backend) serving them on loopback.
+@pytest.fixture
+def repos(tmp_path: Path) -> GitRepos:
+    return GitRepos(tmp_path / "repositories")
+
+
+@pytest.fixture
+def server(repos: GitRepos) -> Iterator[GitServer]:
+    with serve_git(repos.root) as running:
+        yield running

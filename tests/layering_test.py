@@ -20,12 +20,12 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 # Below the commands and the command line: they never import either.
 CORE = ("pinguard.registry", "pinguard.lock", "pinguard.write", "pinguard.read", "pinguard.resolve", "pinguard.policy",
         "pinguard.sources", "pinguard.helm", "pinguard.kustomize", "pinguard.provenance", "pinguard.admission",
-        "pinguard.report", "pinguard.launch", "pinguard.copy", "pinguard.pin", "pinguard.scan")
+        "pinguard.report", "pinguard.launch", "pinguard.copy", "pinguard.pin", "pinguard.scan", "pinguard.git")
 # The floors, from the bottom (docs/architecture.md draws them): a module imports only from its own floor and below.
 FLOORS = (
-    ("errors", "clock", "progress", "untrusted_json", "untrusted_text", "reference", "findings"),  # records
+    ("errors", "clock", "progress", "untrusted_json", "untrusted_text", "reference", "uses", "findings"),  # records
     ("read", "sources", "write"),  # reading and writing files; every file kind's source
-    ("registry",),  # the OCI distribution client
+    ("registry", "git"),  # the OCI distribution client; refs of git repositories (GitHub Actions)
     ("provenance", "helm", "kustomize", "resolve"),  # who built an image; charts and builds judged; tags resolved
     ("scan",),  # every reference under some paths, each file by its source and tool
     ("lock",),  # the lockfile, kept in line and verified
@@ -327,3 +327,42 @@ def test_package_init_files_hold_only_their_docstring() -> None:
         if statements:
             holding_code.append(_module(path))
     assert holding_code == []
+
+
+# Where pinguard speaks to the terminal: the command line and the commands (through their reporter), and the
+# report formats, which write findings to the stream they are handed. The engines below hand lines up.
+SPEAKERS = ("pinguard.cli", "pinguard.__main__", "pinguard.commands", "pinguard.report")
+_STANDARD_STREAMS = frozenset(("sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"))
+
+
+def _speaking(source: str) -> list[str]:
+    """Each `print(` a module calls and each standard stream it names, however imported."""
+    tree = ast.parse(source)
+    aliases = _aliases(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func, aliases) in ("print", "builtins.print"):
+            found.append(f"{node.lineno}: print(")
+        elif isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node, aliases) in _STANDARD_STREAMS:
+            found.append(f"{node.lineno}: {_dotted(node, aliases)}")
+    return found
+
+
+@pytest.mark.parametrize(("source", "found"), [
+    ("print('x', file=stream)\n", ["1: print("]),
+    ("import sys\nsys.stderr.write('x')\n", ["2: sys.stderr"]),
+    ("from sys import stdout as out\nout.flush()\n", ["2: sys.stdout"]),
+    ("import sys\ndef f(stream=sys.__stderr__):\n    pass\n", ["2: sys.__stderr__"]),
+    # Not speaking: a stream handed in, the interpreter's path, a method of the same name.
+    ("import sys\ndef f(stream):\n    stream.write(sys.executable)\n    job.print()\n", []),
+])
+def test_the_speaking_check_sees_every_form(source: str, found: list[str]) -> None:
+    assert _speaking(source) == found
+
+
+def test_only_the_command_line_the_commands_and_the_report_speak() -> None:
+    """The engines say what they have to say through what the command hands them (lines returned, or its
+    reporter's callables), so every line on stderr is said the one way and `-q` silences what it should."""
+    engines = [path for path in MODULES if not any(_within(_module(path), speaker) for speaker in SPEAKERS)]
+    assert {_module(path) for path in engines} >= {"pinguard.launch.cluster", "pinguard.launch.local"}
+    assert {_module(path): found for path in engines if (found := _speaking(path.read_text(encoding="utf-8")))} == {}

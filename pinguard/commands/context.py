@@ -75,6 +75,7 @@ class Context:
                deadline: float = RegistrySettings.timeout) -> OnlineSettings:
         """How this run reaches registries and what it resolves: the registry options over the policy's, if any;
         `deadline`: the command's, where --timeout is not given."""
+        from pinguard.git.remote import GitSettings
         from pinguard.registry.manifest import Platform
         from pinguard.registry.settings import parse_mirrors, parse_rates
         from pinguard.resolve.settings import OnlineSettings
@@ -96,7 +97,8 @@ class Context:
                                     insecure=frozenset(args.insecure_registry or ()), ca_file=args.ca_file,
                                     workers=workers, env=options.env, rates=rates, timeout=deadline)
         online = OnlineSettings(registry, platforms, self.cache_dir(), provenance=provenance,
-                                progress=None if options.quiet else options.stderr)
+                                progress=None if options.quiet else options.stderr,
+                                git=GitSettings.from_env(options.env))
         return online if policy is None else replace(online, tag_rules=policy.tag_rules, trust=policy.trust)
 
     def offline(self) -> None:

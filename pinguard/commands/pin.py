@@ -85,15 +85,17 @@ def pin(paths: list[str], options: Options, sources: ScanSettings, *, resolve: O
         options.report.say(*(f"{found.path}:{found.line}:{found.column}: {found.reference} not renamed: {reason}"
                              for found, reason in renamed.refused))
         return _write(writes, renamed.changes, failed=bool(renamed.refused))
-    changes, missing, refused = plan_pins(result, lock)
-    options.report.say(*(f"{found.path}:{found.line}:{found.column}: {found.reference} is not in {options.lockfile}; "
-                         "run `pinguard pin --resolve` or `pinguard lock`" for found in missing))
+    changes, missing, refused, missing_actions = plan_pins(result, lock)
+    unlocked = [*((f"{found.path}:{found.line}:{found.column}", found.reference) for found in missing),
+                *((f"{use.path}:{use.line}:{use.column}", use.value) for use in missing_actions)]
+    options.report.say(*(f"{where}: {spelled} is not in {options.lockfile}; run `pinguard pin --resolve` or "
+                         "`pinguard lock`" for where, spelled in unlocked))
     if refused:
         from pinguard.helm.pinning import POST_RENDER  # a refusal comes from a chart, which has loaded it
 
         options.report.say(*(f"{found.path}:{found.line}:{found.column}: {found.rendered or found.reference} not "
                              f"pinned: {reason}; {POST_RENDER}" for found, reason in refused))
-    return _write(writes, changes, failed=bool(missing or refused))
+    return _write(writes, changes, failed=bool(missing or refused or missing_actions))
 
 
 def _renamed_in_charts(result: Scan, lock: Lock, destination: Destination) -> list[Found]:

@@ -23,4 +23,5 @@ class Reporter:
 
     def say(self, *messages: str) -> None:
         for message in messages:
-            print(f"pinguard: {message}", file=self.stream)
+            # flushed: said before anything a process started next writes to the same stream (`run --local`)
+            print(f"pinguard: {message}", file=self.stream, flush=True)

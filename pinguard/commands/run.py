@@ -15,6 +15,7 @@ so the API server itself refuses any pod there whose image the lock does not hol
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,12 +91,22 @@ def run(manifest: str, options: Options, policy: Policy, *, dry_run: bool = Fals
     if local:
         from pinguard.launch.local import run_local
 
-        return run_local(job, Path(manifest), options.env, options.stderr)
+        return run_local(job, Path(manifest), options.env, options.report.say)
     from pinguard.launch.cluster import launch  # the kubernetes client: only when a cluster is reached
 
-    return launch(job, gated.lock, options.env, progress=None if options.quiet else options.stdout,
-                  stderr=options.stderr, timeout=watch_timeout, poll=poll, submitter=submitter, admission=source,
-                  sidecars=policy.sidecars)
+    return launch(job, gated.lock, options.env, progress=_progress(options), say=options.report.say,
+                  timeout=watch_timeout, poll=poll, submitter=submitter, admission=source, sidecars=policy.sidecars)
+
+
+def _progress(options: Options) -> Callable[[str], None]:
+    """How a launch goes, a line on stdout as each thing happens (a watch lasts minutes); nothing under -q."""
+    if options.quiet:
+        return lambda _line: None
+
+    def progress(line: str) -> None:
+        print(line, file=options.stdout, flush=True)
+
+    return progress
 
 
 def _source(gated: Gated, options: Options) -> Source:

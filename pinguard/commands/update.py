@@ -1,8 +1,9 @@
 """`pinguard update [PATH...] [--dry-run] [--format text|markdown]`: move moved tags forward, and say why.
 
-The plan (`pinguard.pin.update`) says which moving tags moved and what each rebuild
-changed; it is printed, then the lock entries and every pinned reference to those
-name:tags are replaced in one all-or-nothing step (`--dry-run`: a diff instead).
+The plan (`pinguard.pin.update`) says which moving tags (and GitHub Actions refs) moved and
+what each rebuild changed; it is printed, then the lock entries and every pinned reference to
+those name:tags (every `uses:` pinned to the old commit) are replaced in one all-or-nothing
+step (`--dry-run`: a diff instead).
 References without a digest are left to `pin`. Without Helm, a moved pin in a chart's values refuses the
 whole update, as `pin` refuses (`pinguard.pin.plan`): nothing is written, the lockfile included.
 """
@@ -51,14 +52,15 @@ def update(paths: list[str], options: Options, sources: ScanSettings, online: On
     with writes.exclusive():  # from the plan to the commit: no other writer
         plan = plan_update(result, options.lockfile, online)
         options.report.warning(*plan.corrected)
-        options.stdout.write(explain.markdown(plan.rebuilds) if fmt == "markdown" else explain.text(plan.rebuilds))
-        if not plan.rebuilds and fmt == "text" and not options.quiet:
+        explained = explain.markdown if fmt == "markdown" else explain.text
+        options.stdout.write(explained(plan.rebuilds, plan.moves))
+        if not plan.moved and fmt == "text" and not options.quiet:
             print("nothing to update: no moving tag has moved", file=options.stdout)
         writes.commit(plan.changes, fenced=fmt == "markdown")
     if dry_run:
         return 1 if plan.changes else 0
-    if plan.rebuilds and fmt == "text" and not options.quiet:
-        tags, files = len(plan.rebuilds), plan.repinned
+    if plan.moved and fmt == "text" and not options.quiet:
+        tags, files = plan.moved, plan.repinned
         print(f"updated {tags} tag{'s' if tags != 1 else ''} in {options.lockfile}, "
               f"re-pinned {files} file{'s' if files != 1 else ''}", file=options.stdout)
     return 0

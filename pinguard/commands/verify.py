@@ -1,7 +1,7 @@
 """`pinguard verify`: is every locked digest still served, and does its tag still point there?
 
 Online, and never from the cache (see `pinguard.lock.verify`); entries are reported
-in lockfile order, as text or JSON.
+in lockfile order, as text or JSON, then the GitHub Actions refs (`pinguard.lock.verify_actions`).
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pinguard.commands.options import Options
 from pinguard.copy.verify import CopyCheck, verify_copies
 from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
+from pinguard.lock.verify_actions import ActionVerdict, verify_actions
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
 
@@ -49,16 +50,18 @@ def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_
     if deep and not copies:
         raise PinguardError("--deep hashes the blobs of the copies the lock records: give it with --copies")
     lock = read_lock(options.lockfile)
+    actions = verify_actions(list(lock.actions.entries.values()), online.git, online.tag_rules)
     with open_client(online) as client:
         verdicts = verify_with_progress(list(lock), client, online)
         copied = verify_copies(client, lock, online.registry.workers, deep=deep,
                                progress=lambda registries: online.progress_line(registries, client.held_to,
                                                                                 "blobs hashed")) if copies else None
-    counts = {status.value: sum(v.status is status for v in verdicts) for status in Status}
+    statuses = [*(v.status for v in verdicts), *(v.status for v in actions)]
+    counts = {status.value: statuses.count(status) for status in Status}
     if fmt == "json":
         copy_report = {} if copied is None else {"copies": {"checked": copied.checked, "problems": copied.problems}}
-        json.dump({"entries": [v.to_json() for v in verdicts], "summary": {"total": len(verdicts), **counts},
-                   **copy_report}, options.stdout, indent=2)
+        json.dump({"entries": [v.to_json() for v in verdicts], "actions": [v.to_json() for v in actions],
+                   "summary": {"total": len(statuses), **counts}, **copy_report}, options.stdout, indent=2)
         options.stdout.write("\n")
     else:
         for verdict in verdicts:
@@ -66,19 +69,33 @@ def verify(options: Options, online: OnlineSettings, *, fmt: str = "text", fail_
                 print(_text(verdict), file=options.stdout)
             for problem in verdict.problems:
                 print(f"{'':<8} {verdict.entry.name}:{verdict.entry.tag}: {problem}", file=options.stdout)
+        _print_actions(actions, options)
         if not options.quiet:
             counted = ", ".join(f"{count} {status}" for status, count in counts.items() if count)
-            entries_text = f"{len(verdicts)} entr{'y' if len(verdicts) == 1 else 'ies'}"
+            entries_text = f"{len(statuses)} entr{'y' if len(statuses) == 1 else 'ies'}"
             print(f"{options.lockfile}: {entries_text}" + (f": {counted}" if counted else ""), file=options.stdout)
         if copied is not None:
             _print_copies(copied, options)
     options.report.error(*deadline_lines(verdicts))
     if counts[Status.ERROR]:
         return 2
+    problems = any(verdict.problems for verdict in verdicts) or any(verdict.problems for verdict in actions)
     failed = counts[Status.MISSING] or counts[Status.MISMATCH] or counts[Status.UNSERVED] or (
-        fail_on_moved and counts[Status.MOVED]) or any(verdict.problems for verdict in verdicts) or (
-        copied is not None and copied.problems)
+        fail_on_moved and counts[Status.MOVED]) or problems or (copied is not None and copied.problems)
     return 1 if failed else 0
+
+
+def _print_actions(verdicts: list[ActionVerdict], options: Options) -> None:
+    for verdict in verdicts:
+        if verdict.status is Status.OK and not verdict.problems and options.quiet:
+            continue
+        line = f"{verdict.status.value:<8} {verdict.name} {verdict.entry.commit}"
+        if verdict.current is not None:
+            frozen = verdict.current.frozen_tag
+            line += f" -> {verdict.current.commit}" + (f" ({frozen})" if frozen else "")
+        print(f"{line}: {verdict.message}" if verdict.message else line, file=options.stdout)
+        for problem in verdict.problems:
+            print(f"{'':<8} {verdict.name}: {problem}", file=options.stdout)
 
 
 def _print_copies(copied: CopyCheck, options: Options) -> None:

@@ -11,7 +11,7 @@ left out.
 Where a chart asks and the policy names no cluster for one of its deployments
 (`helm.charts[]`: `kube-version`, `api-versions`, `namespace`, `release`, `is-upgrade`),
 the chart is reported at its Chart.yaml (`render-context`), and each image its values
-files set that no render shows is read as the text reading reads it (`sources/helm.py`),
+files set that no render shows is read as the text reading reads it (`values.py`),
 marked unrendered (`not-rendered`) and judged by every other rule as without Helm. So
 it is, cluster named or not, where the templates call `lookup`: no render answers it.
 Where the chart asks nothing, or the policy names the cluster, the renders are what the
@@ -27,11 +27,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pinguard.errors import InvalidReference
+from pinguard.helm import values as values_source
+from pinguard.helm.charts import ChartCache
 from pinguard.helm.trace import Trace
 from pinguard.reference import locked_key, parse
-from pinguard.sources import helm as values_source
-from pinguard.sources.base import FILE_START, Found, SourceError, SourceSettings
-from pinguard.sources.charts import ChartCache
+from pinguard.sources.base import FILE_START, Found, SourceError
 from pinguard.sources.yamlnodes import value_span
 
 _ACTION = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
@@ -123,11 +123,11 @@ def unrendered(values: Mapping[Path, str], uses: Iterable[tuple[str, Trace | Non
         leaves = (trace.whole, trace.tag, trace.name, trace.digest) if trace is not None else ()
         traced.update((leaf.path.resolve(), value_span(leaf.node)[0]) for leaf in leaves if leaf is not None)
     reason = _reason(questions)
-    settings = SourceSettings(charts=ChartCache())
+    charts = ChartCache()  # each chart read once, whatever the number of its values files
     found: list[tuple[Path, Found]] = []
     for path, text in values.items():
         try:
-            searched = values_source.find(path.as_posix(), text, settings)
+            searched = values_source.find(path.as_posix(), text, charts=charts)
         except SourceError:
             continue  # Helm read it; what the text reading refuses it says when it reads the file itself
         for item in searched.found:

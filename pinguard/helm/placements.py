@@ -14,7 +14,8 @@ from pathlib import Path
 from yaml.nodes import MappingNode, ScalarNode
 
 from pinguard.helm.trace import DIGEST_KEYS, Leaf, Parts, Trace
-from pinguard.sources.tagform import tag_field, whole_tag_field
+from pinguard.helm.values import whole_tag_field
+from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import digest_field, mapping_get, scalar_text
 from pinguard.write.edits import Edit, field_edit
 

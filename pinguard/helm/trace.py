@@ -22,7 +22,7 @@ from pathlib import Path
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from pinguard.sources.charts import helm_text
+from pinguard.helm.charts import helm_text
 from pinguard.sources.yamlnodes import Located, compose
 
 _STRING = "tag:yaml.org,2002:str"  # every scalar but a null, as the sources read YAML

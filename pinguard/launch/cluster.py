@@ -21,10 +21,10 @@ Imported only by `run` and `audit`, when they reach a cluster: the `kubernetes` 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol
 
 from pinguard import untrusted_json, untrusted_text
 from pinguard.admission import vap
@@ -263,16 +263,12 @@ class _Launched:
     namespace: str
     name: str
     env: Mapping[str, str]
-    progress: TextIO | None  # where the watch says how it goes; None: -q
-    stderr: TextIO  # where it says what went wrong
+    progress: Callable[[str], None]  # how the watch goes (the command's stdout; nothing under -q)
+    say: Callable[[str], None]  # what went wrong, as the command says it on stderr
 
     @property
     def what(self) -> str:
         return f"{self.job.kind} {self.namespace}/{self.name}"
-
-    def say(self, message: str) -> None:
-        if self.progress is not None:
-            print(message, file=self.progress, flush=True)
 
 
 class _Target(Protocol):
@@ -339,7 +335,7 @@ class _RayCluster:
             self.address = self._address()
             metadata = {k: v for k, v in job.annotations.items() if k in (LOCK_ANNOTATION, IMAGE_ANNOTATION)}
             self.job_id = self.submitter.submit(self.address, job.entrypoint(), job.runtime_env(), metadata)
-            self.launched.say(f"submitted job {self.job_id} to {self.address}")
+            self.launched.progress(f"submitted job {self.job_id} to {self.address}")
         return self.submitter.status(self.address, self.job_id)
 
     def detail(self) -> str:
@@ -359,11 +355,11 @@ def _is_head(pod: Mapping[str, Any]) -> bool:
     return bool((pod.get("metadata") or {}).get("labels", {}).get("ray.io/node-type") == "head")
 
 
-def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: TextIO | None, stderr: TextIO, timeout: float,
-           poll: float, submitter: JobSubmitter | None = None, admission: Source | None = None,
+def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: Callable[[str], None], say: Callable[[str], None],
+           timeout: float, poll: float, submitter: JobSubmitter | None = None, admission: Source | None = None,
            sidecars: Sequence[Sidecar] = ()) -> int:
     """Create the job, then watch it to the end: 0 when it succeeded on the locked image, else 1 with why
-    on `stderr`. How it goes is said on `progress`, when given.
+    told to `say`. How it goes is told to `progress`, line by line: the command decides where each goes.
 
     With `admission`, the lock is applied as ValidatingAdmissionPolicies bound to the job's namespace first
     (`admit_only_the_lock`).
@@ -374,20 +370,20 @@ def launch(job: Job, lock: Lock, env: Mapping[str, str], *, progress: TextIO | N
     if admission is not None:
         admit_only_the_lock(kube, admission, namespace, progress)
     created = kube.create(job, namespace)
-    launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), env, progress, stderr)
-    launched.say(f"created {launched.what} on {kube.host}")
+    launched = _Launched(kube, job, namespace, str(created["metadata"]["name"]), env, progress, say)
+    launched.progress(f"created {launched.what} on {kube.host}")
     target: _Target = _RayJob(launched) if job.kind == "RayJob" else _RayCluster(launched, submitter or RaySubmitter())
     return _watch(launched, target, lock, timeout, poll, sidecars)
 
 
-def admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: TextIO | None) -> None:
+def admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: Callable[[str], None]) -> None:
     """Apply the keepalive, the params, the policies and their bindings to `namespace`, in that order, then delete
     the bindings and params an export of another layout left for it: no moment denies every pod, and no moment
     leaves the API server without a binding that reads params (Kubernetes #130887)."""
     exported = vap.objects(source, (namespace,), "deny")
     for body in exported:
         kube.apply(body)
-        _say(progress, "applied", body)
+        progress(_done("applied", body))
     labels = next(b["metadata"]["labels"] for b in exported if b["kind"] == BINDING and LAYOUT_LABEL in
                   b["metadata"]["labels"])
     scope, layout = labels[SCOPE_LABEL], labels[LAYOUT_LABEL]
@@ -396,8 +392,8 @@ def admit_only_the_lock(kube: Kube, source: Source, namespace: str, progress: Te
             name = _of_another_layout(body, scope, layout)
             if name is not None:
                 kube.remove(kind, name, where)
-                _say(progress, "deleted", {"kind": kind, "metadata": {"name": name,
-                                                                      **({"namespace": where} if where else {})}})
+                progress(_done("deleted", {"kind": kind, "metadata": {"name": name,
+                                                                      **({"namespace": where} if where else {})}}))
 
 
 def _of_another_layout(body: Mapping[str, Any], scope: str, layout: str) -> str | None:
@@ -411,16 +407,14 @@ def _of_another_layout(body: Mapping[str, Any], scope: str, layout: str) -> str 
     return str(metadata["name"]) if selected and found.get(COMPONENT) != KEEPALIVE_COMPONENT else None
 
 
-def _say(progress: TextIO | None, done: str, body: Mapping[str, Any]) -> None:
-    if progress is not None:
-        metadata = body["metadata"]
-        where = f"{metadata['namespace']}/" if "namespace" in metadata else ""
-        print(f"{done} {body['kind']} {where}{untrusted_text.shown(metadata['name'])}", file=progress, flush=True)
+def _done(done: str, body: Mapping[str, Any]) -> str:
+    metadata = body["metadata"]
+    where = f"{metadata['namespace']}/" if "namespace" in metadata else ""
+    return f"{done} {body['kind']} {where}{untrusted_text.shown(metadata['name'])}"
 
 
 def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, poll: float,
            sidecars: Sequence[Sidecar] = ()) -> int:
-    stderr = launched.stderr
     deadline = time.monotonic() + timeout
     declared = _declared(launched.job)
     confirmed: set[str] = set()
@@ -441,10 +435,10 @@ def _watch(launched: _Launched, target: _Target, lock: Lock, timeout: float, pol
             return _verdict(launched, target, status, len(confirmed), allowed)
         if time.monotonic() >= deadline:
             waiting = "" if cluster else "; no Ray cluster yet: is the KubeRay operator running?"
-            print(f"pinguard: timed out after {timeout:g} s: {launched.what} is {status or 'not started'}, "
-                  f"{len(confirmed)} of {launched.job.expected_pods()} pods confirmed{waiting}; it is left running: "
-                  f"`kubectl delete {launched.job.plural} {launched.name} -n {launched.namespace}` stops it",
-                  file=stderr)
+            launched.say(f"timed out after {timeout:g} s: {launched.what} is {status or 'not started'}, "
+                         f"{len(confirmed)} of {launched.job.expected_pods()} pods confirmed{waiting}; it is left "
+                         f"running: `kubectl delete {launched.job.plural} {launched.name} -n {launched.namespace}` "
+                         "stops it")
             return 1
         time.sleep(poll)
 
@@ -465,11 +459,10 @@ def _pods(launched: _Launched, cluster: str, submitter: str | None) -> list[dict
 
 
 def _stop(launched: _Launched, problems: Sequence[Report]) -> int:
-    stderr = launched.stderr
     for report in problems:
-        print(f"pinguard: {report}", file=stderr)
+        launched.say(str(report))
     launched.kube.delete(launched.job, launched.namespace, launched.name)
-    print(f"pinguard: stopped: deleted {launched.what}: its pods must run the locked images", file=stderr)
+    launched.say(f"stopped: deleted {launched.what}: its pods must run the locked images")
     return 1
 
 
@@ -478,24 +471,24 @@ def _confirm(launched: _Launched, pod: Mapping[str, Any], allowed: Sequence[Repo
     excused = {report.container for report in allowed}
     runs = ", ".join(f"{container.name} runs {image_id_digest(container.image_id)}" for container in containers(pod)
                      if container.name not in excused)
-    launched.say(f"pod {pod['metadata']['name']}: {runs} (locked)")
+    launched.progress(f"pod {pod['metadata']['name']}: {runs} (locked)")
     for report in allowed:
-        launched.say(str(report))
+        launched.progress(str(report))
 
 
 def _verdict(launched: _Launched, target: _Target, status: str, confirmed: int, allowed: int) -> int:
     expected = launched.job.expected_pods()
     detail = f" ({target.detail()})" if target.detail() else ""
     if launched.job.kind == "RayCluster":
-        launched.say(f"{launched.what} is left running: `kubectl delete raycluster {launched.name} "
+        launched.progress(f"{launched.what} is left running: `kubectl delete raycluster {launched.name} "
                      f"-n {launched.namespace}` removes it")
     if confirmed < expected:
-        print(f"pinguard: {launched.what} ended {status}{detail}, but only {confirmed} of {expected} pods were seen "
-              "running the locked image before they went: what ran is not confirmed", file=launched.stderr)
+        launched.say(f"{launched.what} ended {status}{detail}, but only {confirmed} of {expected} pods were seen "
+                     "running the locked image before they went: what ran is not confirmed")
         return 1
     if status != "SUCCEEDED":
-        print(f"pinguard: {launched.what} ended {status}{detail}", file=launched.stderr)
+        launched.say(f"{launched.what} ended {status}{detail}")
         return 1
     besides = f", besides {allowed} sidecar{'s' if allowed > 1 else ''} the policy allows" if allowed else ""
-    launched.say(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images{besides}")
+    launched.progress(f"{launched.what} SUCCEEDED; {confirmed} pods ran the locked images{besides}")
     return 0

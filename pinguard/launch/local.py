@@ -14,9 +14,8 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
 
 from pinguard.errors import PinguardError
 from pinguard.launch.render import Job
@@ -42,17 +41,17 @@ def command(job: Job, storage: str) -> str:
     return f"{entrypoint}{OVERRIDES} --storage_path {shlex.quote(storage)}"
 
 
-def run_local(job: Job, manifest: Path, env: Mapping[str, str], stderr: TextIO) -> int:
-    """Run the job's entrypoint locally, saying so on `stderr`; its exit status."""
+def run_local(job: Job, manifest: Path, env: Mapping[str, str], say: Callable[[str], None]) -> int:
+    """Run the job's entrypoint locally, saying so by `say` (the command's stderr, said before the entrypoint
+    writes there); its exit status."""
     folder = manifest.resolve().parent
     root = next((p for p in (folder, *folder.parents) if (p / "training").is_dir()), None)
     if root is None:
         raise PinguardError(f"{manifest}: no folder above it holds training/, the repository root --local runs from")
     storage = tempfile.mkdtemp(prefix="pinguard-local-")  # kept: the run's checkpoints and metrics are there
     line = command(job, storage)
-    print("pinguard: --local: no container image is enforced locally (nor the runtime_env applied): the entrypoint "
-          f"runs with this Python, {sys.executable}", file=stderr)
-    print(f"pinguard: running in {root}: {line}", file=stderr)
-    stderr.flush()
+    say("--local: no container image is enforced locally (nor the runtime_env applied): the entrypoint "
+        f"runs with this Python, {sys.executable}")
+    say(f"running in {root}: {line}")
     path = os.pathsep.join(filter(None, (str(Path(sys.executable).parent), env.get("PATH"))))
     return subprocess.run(line, shell=True, cwd=root, env={**env, "PATH": path}, check=False).returncode

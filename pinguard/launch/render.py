@@ -139,7 +139,7 @@ def render(gated: Gated, namespace: str | None) -> Job:
     """The job to submit; a PinguardError unless the manifest is one RayJob or RayCluster of locked images."""
     manifest = gated.manifest
     path = manifest.file.path.as_posix()
-    changes, missing, _ = plan_pins(Scan([manifest]), gated.lock)
+    changes, missing, _, _ = plan_pins(Scan([manifest]), gated.lock)
     unlocked = [f for f in manifest.found if f.reference is None] + missing  # the gate's findings were suppressed
     if unlocked:
         raise PinguardError(f"{path}:{unlocked[0].line}:{unlocked[0].column}: `{unlocked[0].value}` is not a locked "

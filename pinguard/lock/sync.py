@@ -6,7 +6,12 @@ content-addressed cache when there, fetched by digest otherwise (a single image'
 and its `frozen_tag` asked where it points (one HEAD) unless the cache remembers it serving the
 digest; a field they contradict is corrected, with a warning naming it. New ones are resolved
 concurrently; entries no file references any more are dropped. Any failure leaves the old
-lockfile byte-identical. The network stack is imported only here, when `lock` or `pin --resolve`
+lockfile byte-identical.
+
+The `uses:` of workflows are locked alike (`[[action]]`, `pinguard.lock.actions`): an entry a use
+still finds is kept, each (repository, ref) missing is resolved through one `git ls-remote` per
+repository; a commit no tag or branch points at, and a pinned commit its version comment does
+not name, are warned of. The network stack is imported only here, when `lock` or `pin --resolve`
 runs: `pin` without `--resolve` never pays for it.
 """
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
 from pinguard.lock import lockfile
+from pinguard.lock.actions import ActionEntry
 from pinguard.lock.exclusive import exclusive
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.lock.settings import WrittenDigest
@@ -26,7 +32,7 @@ from pinguard.reference import Reference, locked_key
 from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.scan.paths import Scan, paths_without_references
-from pinguard.sources.base import Found
+from pinguard.sources.base import ActionUse, Found
 
 if TYPE_CHECKING:
     from pinguard.registry.client import RegistryClient
@@ -40,13 +46,17 @@ class LockUpdate:
     kept: int
     dropped: int
     # Fields of kept entries their bytes contradict, corrected; digests written beside a tag that points
-    # elsewhere, locked as the policy says.
+    # elsewhere, locked as the policy says; commits no ref names, or not the one their comment names.
     warnings: tuple[str, ...] = ()
+    new_actions: tuple[ActionEntry, ...] = ()
 
     def lines(self, path: Path) -> list[str]:
         """What `lock` and `pin --resolve` say of it."""
         locked = [f"locked {entry.name}:{entry.tag}@{entry.digest}\n" for entry in self.new]
-        return [*locked, f"{path}: {len(self.new)} new, {self.kept} kept, {self.dropped} dropped\n"]
+        locked += [f"locked {entry.repository}@{entry.ref} -> {entry.commit}"
+                   f"{f' ({entry.frozen_tag})' if entry.frozen_tag else ''}\n" for entry in self.new_actions]
+        new = len(self.new) + len(self.new_actions)
+        return [*locked, f"{path}: {new} new, {self.kept} kept, {self.dropped} dropped\n"]
 
 
 def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
@@ -65,7 +75,9 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
         current, text = lockfile.read_with_text(path)
         wanted = _wanted(result)
         kept = current.referenced(wanted.keys())
-        dropped = len(current) - len(kept)
+        uses = [use for use in result.actions if use.action is not None]
+        kept_actions = {entry.key: entry for use in uses if (entry := current.actions.entry_for(use)) is not None}
+        dropped = len(current) - len(kept) + len(current.actions.entries) - len(kept_actions)
         if dropped and not allow_empty:
             _refuse_to_drop(paths_without_references(paths, result), dropped, path)
         missing = [found for key, found in wanted.items() if current.get(*key) is None]
@@ -74,9 +86,51 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
         updated = kept
         if kept or missing:
             new_entries, warnings, updated = _reach_registries(kept, missing, result, settings, mismatch, unchanged)
+        new_actions, action_warnings = _locked_actions(
+            [use for use in uses if current.actions.entry_for(use) is None], settings, unchanged)
+        updated = updated.with_actions([*kept_actions.values(), *new_actions])
         if lockfile.dumps(updated) != text:
             lockfile.write(path, updated)
-    return LockUpdate(tuple(new_entries), len(updated) - len(new_entries), dropped, (*cleared, *warnings))
+    kept_count = len(updated) - len(new_entries) + len(kept_actions)
+    return LockUpdate(tuple(new_entries), kept_count, dropped, (*cleared, *warnings, *action_warnings),
+                      tuple(new_actions))
+
+
+def _locked_actions(missing: Sequence[ActionUse], settings: OnlineSettings,
+                    unchanged: str) -> tuple[list[ActionEntry], list[str]]:
+    """The entries of the uses the lock does not hold, resolved, and a warning for each commit written that no ref
+    names or that its comment's version does not name; a PinguardError, a line for each that failed, when any did."""
+    if not missing:
+        return [], []
+    from pinguard.resolve.actions import resolve_actions
+
+    keys = {use: _action_key(use) for use in missing}
+    outcomes = resolve_actions(keys.values(), settings.git, settings.tag_rules)
+    failures = [f"{use.path}:{use.line}:{use.column}: {outcome}" for use, key in keys.items()
+                if isinstance(outcome := outcomes[key], PinguardError)]
+    if failures:
+        raise PinguardError(unchanged, details=list(dict.fromkeys(failures)))
+    resolved = {key: ActionEntry.from_resolved(outcome) for key, outcome in outcomes.items()
+                if not isinstance(outcome, PinguardError)}
+    return list(resolved.values()), [line for use in missing if (line := _commit_warning(use, resolved[keys[use]]))]
+
+
+def _action_key(use: ActionUse) -> tuple[str, str]:
+    assert use.action is not None and use.locked_ref is not None
+    return (use.action.repository, use.locked_ref)
+
+
+def _commit_warning(use: ActionUse, entry: ActionEntry) -> str | None:
+    """What a pinned use, once locked, is warned of: a commit no ref names, or another than its version's."""
+    assert use.action is not None
+    where = f"{use.path}:{use.line}:{use.column}: {use.value}"
+    if not entry.ref_found:
+        return (f"{where}: no tag or branch of {entry.repository} points at this commit: it may exist only in a "
+                "fork; pin a release of the repository itself")
+    if use.action.pinned and entry.commit != use.action.ref:
+        return (f"{where}: {entry.ref} is {entry.commit}, not the commit written; locked as {entry.ref} is: "
+                "`pinguard pin` writes it, `check` reports it until then (action-mismatch)")
+    return None
 
 
 def _refuse_to_drop(empty: list[str], dropped: int, path: Path) -> None:

@@ -4,6 +4,10 @@ A reviewer moving a pin forward wants to know what the new image is: when it was
 which labels changed (`org.opencontainers.image.version` above all), how many layers it
 has, and which frozen tag names it now. For an index the images compared are those of
 one platform, `linux/amd64` or else the first one locked.
+
+A GitHub Actions ref that moved (`ActionMove`) is explained by its commits: the old and
+the new, the frozen tag of each, and every tag on each, so that a reviewer sees which
+release the ref now stands for.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pinguard import untrusted_json
 from pinguard.errors import RegistryError
+from pinguard.lock.actions import ActionEntry
 from pinguard.lock.lockfile import LockEntry
 from pinguard.provenance.changes import differences
 from pinguard.reference import parse
@@ -61,6 +66,20 @@ class Rebuild:
         return differences(self.old.evidence, self.new.evidence)
 
 
+@dataclass(frozen=True)
+class ActionMove:
+    """A locked action ref that points at another commit now, with the tags on each commit."""
+
+    old: ActionEntry
+    new: ActionEntry
+    old_tags: tuple[str, ...]
+    new_tags: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.old.repository}@{self.old.ref}"
+
+
 def explain(client: RegistryClient, old: LockEntry, new: LockEntry) -> Rebuild:
     """Compare the images behind two entries of one name and tag; the manifests and configs are verified."""
     reference = parse(f"{old.name}:{old.tag}")
@@ -93,8 +112,8 @@ def _image(client: RegistryClient, registry: str, repository: str, digest: str) 
     )
 
 
-def text(rebuilds: Sequence[Rebuild]) -> str:
-    """A few lines a moved tag, for a terminal."""
+def text(rebuilds: Sequence[Rebuild], moves: Sequence[ActionMove] = ()) -> str:
+    """A few lines a moved tag or action ref, for a terminal."""
     lines: list[str] = []
     for rebuild in rebuilds:
         old, new, before, after = rebuild.old, rebuild.new, rebuild.before, rebuild.after
@@ -108,13 +127,56 @@ def text(rebuilds: Sequence[Rebuild]) -> str:
         lines += [f"  label       {change.key}: {_label(change, str)}" for change in rebuild.label_changes]
         lines += [f"  {what:<11} {before_value} -> {after_value}"
                   for what, before_value, after_value in rebuild.provenance_changes]
+    for move in moves:
+        lines += [
+            f"{move.name} moved",
+            f"  commit      {_change(move.old.commit, move.new.commit)}",
+            f"  frozen tag  {_change(move.old.frozen_tag, move.new.frozen_tag)}",
+            f"  tags        {_tags(move.old_tags)} -> {_tags(move.new_tags)}",
+        ]
     return "".join(line + "\n" for line in lines)
 
 
-def markdown(rebuilds: Sequence[Rebuild]) -> str:
-    """A pull-request body: a table of the moved tags, then what changed in each image."""
-    if not rebuilds:
-        return ""
+def _tags(tags: Sequence[str], show: Callable[[str], str] = str) -> str:
+    return ", ".join(map(show, tags)) if tags else "none"
+
+
+def markdown(rebuilds: Sequence[Rebuild], moves: Sequence[ActionMove] = ()) -> str:
+    """A pull-request body: a table of the moved tags, then what changed in each image; then the moved actions."""
+    parts = [_images_markdown(rebuilds)] if rebuilds else []
+    if moves:
+        parts.append(_actions_markdown(moves))
+    return "\n".join(parts)
+
+
+def _actions_markdown(moves: Sequence[ActionMove]) -> str:
+    lines = [
+        "## Moved actions",
+        "",
+        f"Action refs that point to another commit now: {len(moves)}. The lockfile and every `uses:` pinned to "
+        "them move to the new commits.",
+        "",
+        "| action | old commit | new commit | new frozen tag | tags on the new commit |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for move in moves:
+        cells = [_code(move.name), _code(move.old.commit[:12]), _code(move.new.commit[:12]),
+                 _code(move.new.frozen_tag) if move.new.frozen_tag else "none", _tags(move.new_tags, _code)]
+        lines.append(_row(cells))
+    for move in moves:
+        lines += [
+            "",
+            f"### {_code(move.name)}",
+            "",
+            f"- commit: {_code(move.old.commit)} -> {_code(move.new.commit)}",
+            f"- frozen tag: {_change(move.old.frozen_tag, move.new.frozen_tag)}",
+            f"- tags on the old commit: {_tags(move.old_tags, _code)}",
+            f"- tags on the new commit: {_tags(move.new_tags, _code)}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _images_markdown(rebuilds: Sequence[Rebuild]) -> str:
     lines = [
         "## Rebuilt images",
         "",
@@ -129,7 +191,7 @@ def markdown(rebuilds: Sequence[Rebuild]) -> str:
         cells = [_code(f"{old.name}:{old.tag}"), _code(_short(old.digest)), _code(_short(new.digest)),
                  _code(new.frozen_tag) if new.frozen_tag else "none",
                  _change(rebuild.before.created, rebuild.after.created)]
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append(_row(cells))
     for rebuild in rebuilds:
         changes = rebuild.label_changes
         lines += [
@@ -144,6 +206,11 @@ def markdown(rebuilds: Sequence[Rebuild]) -> str:
         if not changes:
             lines.append("- no label changed")
     return "\n".join(lines) + "\n"
+
+
+def _row(cells: Sequence[str]) -> str:
+    """A markdown table row; a `|` inside a cell escaped."""
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
 def _change(old: object, new: object) -> str:

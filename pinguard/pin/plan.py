@@ -9,15 +9,18 @@ a registry another values file sets), so planning one is refused whole (`refuse_
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from pinguard.errors import PinguardError
+from pinguard.lock.actions import ActionEntry
 from pinguard.lock.lockfile import Lock
 from pinguard.reference import locked_key
+from pinguard.resolve.actions import ActionKey
 from pinguard.scan.paths import Scan, ScannedFile
-from pinguard.sources.base import Found
-from pinguard.write.edits import Edit, apply, pin_edit
+from pinguard.sources.base import ActionUse, Found
+from pinguard.write.edits import Edit, action_pin_edits, apply, pin_edit
 
 if TYPE_CHECKING:  # Helm is imported when a chart is to be pinned (`plan_chart`), not for every pin
     from pinguard.helm.judge import JudgedChart
@@ -31,14 +34,17 @@ class Plan(NamedTuple):
     changes: list[tuple[ScannedFile, str]]  # the new text of every file that changes
     missing: list[Found]  # references the lock does not know
     refused: list[tuple[Found, str]]  # references a chart cannot carry a digest for, and why
+    missing_actions: list[ActionUse]  # the `uses:` the lock holds no entry for
 
 
-def plan_pins(result: Scan, lock: Lock) -> Plan:
-    """The plan pinning every reference to its locked digest; a PinguardError, and no plan, when it would write
-    into a chart's values read without Helm."""
+def plan_pins(result: Scan, lock: Lock, entry_for: Callable[[ActionUse], ActionEntry | None] | None = None) -> Plan:
+    """The plan pinning every reference to its locked digest, and every `uses:` to its entry's commit (the entry
+    `entry_for` gives, else the lock's); a PinguardError, and no plan, when it would write into a chart's values read
+    without Helm."""
     refuse_without_helm(chart_writes(result, lock))
     changes: list[tuple[ScannedFile, str]] = []
     missing: list[Found] = []
+    missing_actions: list[ActionUse] = []
     refused: list[tuple[Found, str]] = []
     charts: dict[int, tuple[JudgedChart, list[tuple[Found, str]]]] = {}
     builds: dict[int, tuple[Built, list[tuple[Found, str]]]] = {}  # kustomizations, pinned by `plan_build`
@@ -66,6 +72,7 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
                 builds.setdefault(id(source), (source, []))[1].append((found, entry.digest))
             else:
                 edits.append(pin_edit(found, entry.digest))
+        edits.extend(_action_edits(scanned.actions, entry_for or lock.actions.entry_for, missing_actions))
         if edits:
             changes.append((scanned, apply(scanned.file.text, edits)))
     for chart, wanted in charts.values():
@@ -85,7 +92,23 @@ def plan_pins(result: Scan, lock: Lock) -> Plan:
                 edited.setdefault(path, []).extend(file_edits)
             refused.extend(build_plan.refused)
         changes.extend((every[path], apply(every[path].file.text, file_edits)) for path, file_edits in edited.items())
-    return Plan(changes, missing, refused)
+    return Plan(changes, missing, refused, missing_actions)
+
+
+def _action_edits(uses: Iterable[ActionUse], entry_for: Callable[[ActionUse], ActionEntry | None],
+                  missing: list[ActionUse]) -> list[Edit]:
+    """The edits pinning each remote `uses:` to the commit of its entry (`entry_for`), the version in its comment;
+    a use without an entry is added to `missing`."""
+    edits: list[Edit] = []
+    for use in uses:
+        if use.action is None:
+            continue
+        entry = entry_for(use)
+        if entry is None:
+            missing.append(use)
+        else:
+            edits.extend(action_pin_edits(use, entry.commit, entry.version))
+    return edits
 
 
 def pinning_writes(found: Found, lock: Lock) -> bool:
@@ -111,17 +134,28 @@ def refuse_without_helm(blocked: list[Found]) -> None:
             "tells what writing it does" for found in blocked])
 
 
-def repin(result: Scan, moved: Lock) -> list[tuple[ScannedFile, str]]:
-    """The new text of every file pinning a name:tag of `moved`: the plan restricted to those pins.
+def repin(result: Scan, moved: Lock, lock: Lock | None = None,
+          moved_actions: Mapping[ActionKey, ActionEntry] | None = None) -> list[tuple[ScannedFile, str]]:
+    """The new text of every file pinning a name:tag of `moved`, or a commit of an entry of `lock` that
+    `moved_actions` moves forward (by the entry's key): the plan restricted to those pins.
 
-    References without a digest, and pins of other names, are left alone (`pin`'s work, not `update`'s).
+    References without a digest, `uses:` at a tag or branch, and pins of other names are left alone (`pin`'s work,
+    not `update`'s).
     """
+    actions = moved_actions or {}
+
+    def moved_entry(use: ActionUse) -> ActionEntry | None:
+        entry = lock.actions.entry_for(use) if lock is not None else None
+        return actions.get(entry.key) if entry is not None else None
+
     pinned = Scan([
         ScannedFile(scanned.file, scanned.kind, [
             found for found in scanned.found
             if found.reference is not None and found.reference.digest is not None
             and locked_key(found.reference) in moved.entries
-        ], chart=scanned.chart, kustomization=scanned.kustomization)
+        ], chart=scanned.chart, kustomization=scanned.kustomization, actions=tuple(
+            use for use in scanned.actions
+            if use.action is not None and use.action.pinned and moved_entry(use) is not None))
         for scanned in result.files
     ])
-    return plan_pins(pinned, moved).changes
+    return plan_pins(pinned, moved, moved_entry).changes

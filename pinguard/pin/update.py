@@ -9,6 +9,10 @@ plan all or nothing, holding the lockfile (`exclusive`) from the plan to the com
 No field the bytes contradict is carried forward (`pinguard.lock.claims`): an entry checked
 whose media type, size, platforms or frozen tag its bytes do not back is written as they have
 it, with a warning naming each field, and a moved one is explained from what its bytes say.
+
+The GitHub Actions refs alike: each locked branch or moving tag the workflows use
+(`pinguard.lock.verify_actions`, one listing per repository) that points at another commit
+now moves forward, every `uses:` pinned to its old commit with it, the version comment too.
 """
 from __future__ import annotations
 
@@ -17,14 +21,17 @@ from pathlib import Path
 
 from pinguard.errors import DeadlinePassed, PinguardError
 from pinguard.lock import lockfile
+from pinguard.lock.actions import ActionEntry
 from pinguard.lock.lockfile import Lock, LockEntry, LockfileError
 from pinguard.lock.sync import entries_with_evidence
 from pinguard.lock.verify import Status, Verdict, deadline_lines, read_lock, verify_with_progress
+from pinguard.lock.verify_actions import verify_actions
 from pinguard.pin import explain
 from pinguard.pin.plan import repin
 from pinguard.read.files import TextFile, UnreadableFile
 from pinguard.reference import locked_key
 from pinguard.registry.client import RegistryClient
+from pinguard.resolve.actions import RefKind
 from pinguard.resolve.online import open_client
 from pinguard.resolve.settings import OnlineSettings
 from pinguard.scan.paths import Scan
@@ -45,11 +52,17 @@ class UpdatePlan:
     # still `moved` against the lock); a lockfile ahead of the files would look done to `update`.
     changes: list[tuple[TextFile, str]]
     corrected: list[str] = field(default_factory=list)  # each field of an entry its bytes contradict, corrected
+    moves: list[explain.ActionMove] = field(default_factory=list)  # each action ref that moved
+
+    @property
+    def moved(self) -> int:
+        """How many tags and action refs move."""
+        return len(self.rebuilds) + len(self.moves)
 
     @property
     def repinned(self) -> int:
         """How many files besides the lockfile change."""
-        return len(self.changes) - 1 if self.rebuilds else 0
+        return len(self.changes) - 1 if self.moved else 0
 
 
 def plan_update(result: Scan, path: Path, settings: OnlineSettings) -> UpdatePlan:
@@ -61,15 +74,35 @@ def plan_update(result: Scan, path: Path, settings: OnlineSettings) -> UpdatePla
     lock_file = _lock_file(path, lock)
     referenced = lock.referenced(locked_key(found.reference) for found in result.found if found.reference is not None)
     candidates = [entry for entry in referenced if entry.tag_kind == "moving"]
+    moves = _moved_actions(result, lock, settings)
     with open_client(settings) as client:
         verdicts = _checked(client, candidates, settings)
         rebuilds = _rebuilds(client, verdicts, settings)
     moved = [rebuild.new for rebuild in rebuilds]
     kept = [verdict for verdict in verdicts if verdict.status not in _MOVED and verdict.contradicted]
-    changes = [(scanned.file, text) for scanned, text in repin(result, Lock().with_entries(moved))]
-    if rebuilds or kept:
-        changes.append((lock_file, lockfile.dumps(lock.with_entries([*(v.as_served for v in kept), *moved]))))
-    return UpdatePlan(rebuilds, changes, [line for v in kept if v.claims is not None for line in v.claims.corrections])
+    moved_actions = {move.old.key: move.new for move in moves}
+    changes = [(scanned.file, text) for scanned, text in repin(result, Lock().with_entries(moved), lock, moved_actions)]
+    if rebuilds or kept or moves:
+        updated = lock.with_entries([*(v.as_served for v in kept), *moved])
+        actions = {**lock.actions.entries, **{key: entry for key, entry in moved_actions.items()}}
+        changes.append((lock_file, lockfile.dumps(updated.with_actions(actions.values()))))
+    return UpdatePlan(rebuilds, changes, [line for v in kept if v.claims is not None for line in v.claims.corrections],
+                      moves)
+
+
+def _moved_actions(result: Scan, lock: Lock, settings: OnlineSettings) -> list[explain.ActionMove]:
+    """Each locked action ref the workflows use that moves (a branch, a tag) and points at another commit now; a
+    PinguardError, a line for each that could not be checked, when any could not."""
+    used = {entry.key: entry for use in result.actions if (entry := lock.actions.entry_for(use)) is not None}
+    candidates = [entry for entry in used.values() if RefKind(entry.ref_kind).moves]
+    verdicts = verify_actions(candidates, settings.git, settings.tag_rules)
+    failed = [f"{verdict.name}: {verdict.status}: {verdict.message}" for verdict in verdicts
+              if verdict.status not in (Status.OK, Status.MOVED)]
+    if failed:
+        raise PinguardError(_UNCHANGED, details=failed)
+    return [explain.ActionMove(verdict.entry, ActionEntry.from_resolved(verdict.current), verdict.old_tags,
+                               verdict.new_tags)
+            for verdict in verdicts if verdict.status is Status.MOVED and verdict.current is not None]
 
 
 def _lock_file(path: Path, lock: Lock) -> TextFile:

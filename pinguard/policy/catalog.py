@@ -13,6 +13,7 @@ from yaml.nodes import Node
 from pinguard.findings import Problem
 from pinguard.policy.model import Rule
 from pinguard.policy.rules import (
+    action_mismatch,
     allowed_registries,
     denied_tags,
     digest_mismatch,
@@ -34,11 +35,12 @@ from pinguard.policy.rules import (
     tag_digest_mismatch,
     templated,
     unpinned,
+    unpinned_action,
     unread_digest,
     unused_lock_entry,
 )
 from pinguard.policy.rules.common import Conf, Context
-from pinguard.sources.base import Found
+from pinguard.sources.base import ActionUse, Found
 from pinguard.sources.yamlnodes import Located
 
 
@@ -47,6 +49,13 @@ class ReferenceRule(Rule, Protocol):
     def TYPE(self) -> Literal["reference"]: ...
 
     def check(self, conf: Conf, found: Found, context: Context) -> Iterator[Problem]: ...
+
+
+class ActionRule(Rule, Protocol):
+    @property
+    def TYPE(self) -> Literal["action"]: ...
+
+    def check(self, conf: Conf, use: ActionUse, context: Context) -> Iterator[Problem]: ...
 
 
 class DocumentRule(Rule, Protocol):
@@ -81,15 +90,16 @@ class LockRule(Rule, Protocol):
     def check(self, conf: Conf, found: Sequence[Found], context: Context, lock_text: str) -> Iterator[Problem]: ...
 
 
-_MODULES = (allowed_registries, denied_tags, digest_mismatch, duplicate_key, escaped_reference, moving_tag, needs_helm,
-            needs_kustomize, not_locked, not_rendered, ray_efa, ray_same_image, render_context, require_provenance,
-            require_sbom, require_signature, runtime_env_pins, stale_admission, tag_digest_mismatch, templated,
-            unpinned, unread_digest, unused_lock_entry)
+_MODULES = (action_mismatch, allowed_registries, denied_tags, digest_mismatch, duplicate_key, escaped_reference,
+            moving_tag, needs_helm, needs_kustomize, not_locked, not_rendered, ray_efa, ray_same_image, render_context,
+            require_provenance, require_sbom, require_signature, runtime_env_pins, stale_admission,
+            tag_digest_mismatch, templated, unpinned, unpinned_action, unread_digest, unused_lock_entry)
 
 # mypy holds each module to the Protocol its TYPE names, and narrows each list below by TYPE.
-_TYPED: tuple[ReferenceRule | DocumentRule | DocumentLockRule | YamlRule | LockRule, ...] = _MODULES
+_TYPED: tuple[ReferenceRule | ActionRule | DocumentRule | DocumentLockRule | YamlRule | LockRule, ...] = _MODULES
 
 REFERENCE_RULES: tuple[ReferenceRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "reference")
+ACTION_RULES: tuple[ActionRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "action")
 DOCUMENT_RULES: tuple[DocumentRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "document")
 DOCUMENT_LOCK_RULES: tuple[DocumentLockRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "document-lock")
 LOCK_RULES: tuple[LockRule, ...] = tuple(rule for rule in _TYPED if rule.TYPE == "lock")

@@ -13,11 +13,13 @@ from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock
 from pinguard.policy import suppress
 from pinguard.policy.catalog import (
+    ACTION_RULES,
     DOCUMENT_LOCK_RULES,
     DOCUMENT_RULES,
     LOCK_RULES,
     REFERENCE_RULES,
     YAML_RULES,
+    ActionRule,
     DocumentLockRule,
     DocumentRule,
     LockRule,
@@ -89,6 +91,8 @@ def findings(policy: Policy, files: Iterable[ScannedFile], context: Context, loc
             found.extend(scanned.found)
         raw = [policy.finding(rule.ID, problem) for item in scanned.found for rule, conf in rules.reference
                for problem in rule.check(conf, item, context)]
+        raw.extend(policy.finding(action_rule.ID, problem) for use in scanned.actions
+                   for action_rule, conf in rules.action for problem in action_rule.check(conf, use, context))
         raw.extend(documents.of(scanned))
         if raw:
             marks = suppress.of_file(scanned.file.text, scanned.kind, scanned.file.path.as_posix())
@@ -106,6 +110,7 @@ _DOCUMENT_KINDS = (kubernetes.SOURCE, runtime_env.SOURCE)  # what document rules
 
 class _Rules(NamedTuple):
     reference: list[tuple[ReferenceRule, Mapping[str, Any]]]
+    action: list[tuple[ActionRule, Mapping[str, Any]]]  # every `uses:` of a workflow or action
     document: list[tuple[DocumentRule, Mapping[str, Any]]]
     document_lock: list[tuple[DocumentLockRule, Mapping[str, Any]]]  # Kubernetes documents only
     lock: list[tuple[LockRule, Mapping[str, Any]]]
@@ -113,7 +118,7 @@ class _Rules(NamedTuple):
 
     @classmethod
     def of(cls, policy: Policy) -> _Rules:
-        return cls(policy.enabled(REFERENCE_RULES), policy.enabled(DOCUMENT_RULES),
+        return cls(policy.enabled(REFERENCE_RULES), policy.enabled(ACTION_RULES), policy.enabled(DOCUMENT_RULES),
                    policy.enabled(DOCUMENT_LOCK_RULES), policy.enabled(LOCK_RULES), policy.enabled(YAML_RULES))
 
 

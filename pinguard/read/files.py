@@ -53,6 +53,9 @@ class TextFile:
         return self.bom + text.encode(self.codec)
 
 
+_WORKFLOWS = ".github"  # the one hidden folder walked outside git: GitHub's workflows and actions live there
+
+
 def walk(paths: Sequence[str], cwd: Path) -> Iterator[Path]:
     """Every file named or below a named folder, each once, in a stable order."""
     seen: set[Path] = set()
@@ -71,7 +74,7 @@ def _listed(folder: str) -> list[str]:
         return listed
     found: list[str] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d == _WORKFLOWS)
         found.extend(os.path.join(root, name) for name in files)
     return found
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from pinguard.git.remote import GitSettings
 from pinguard.progress import Describe, Progress
 from pinguard.provenance.trust import Trust
 from pinguard.registry.manifest import Platform
@@ -27,6 +28,7 @@ class OnlineSettings:
     trust: Trust = field(default_factory=Trust)  # from the policy: what signatures are verified against
     provenance: bool = False  # also look for provenance, signatures and SBOMs of what is resolved
     progress: TextIO | None = None  # where progress is drawn while registries are waited on, if a terminal
+    git: GitSettings = field(default_factory=GitSettings)  # how the refs of the actions workflows use are listed
 
     @contextmanager
     def progress_line(self, registries: Iterable[str], describe: Describe,

@@ -2,7 +2,7 @@
 
 A scan is handed what it reads with (`ScanSettings`): what the sources are told, the Helm and kustomize
 that judge charts and kustomizations as they deploy them, and the environment those tools run in, the
-one the command line was handed.
+one the command line was handed. All it asks of Helm it asks of one `HelmReader` a scan (pinguard/helm).
 """
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ import gc
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pinguard.errors import PinguardError
-from pinguard.helm.roots import ChartRoots
+from pinguard.helm.reader import HelmReader
 from pinguard.helm.settings import HelmSettings
 from pinguard.kustomize.settings import NAMES, KustomizeSettings
 from pinguard.read.files import TextFile, UnreadableFile, walk
 from pinguard.sources import kinds
-from pinguard.sources.base import DEFAULT_SETTINGS, Found, SourceError, SourceSettings
+from pinguard.sources.base import DEFAULT_SETTINGS, ActionUse, Found, SourceError, SourceSettings
 
-if TYPE_CHECKING:  # Helm's judging and the charts beside values files are imported when a file needs them
-    from pinguard.helm.judge import Judge, JudgedChart
+if TYPE_CHECKING:  # Helm's judging is imported when a file needs it (pinguard/helm/reader.py), kustomize's here
+    from pinguard.helm.judge import JudgedChart
     from pinguard.kustomize.judge import Builds
     from pinguard.kustomize.judge import Judge as KustomizeJudge
 
@@ -53,6 +53,7 @@ class ScannedFile:
     found: list[Found]
     chart: JudgedChart | None = field(default=None, repr=False, compare=False)  # the chart Helm judged it in
     kustomization: Builds | None = field(default=None, repr=False, compare=False)  # the builds that read it
+    actions: tuple[ActionUse, ...] = ()  # every `uses:` of a workflow or action.yml, in the order written
 
 
 @dataclass
@@ -63,6 +64,10 @@ class Scan:
     @property
     def found(self) -> list[Found]:
         return [item for scanned in self.files for item in scanned.found]
+
+    @property
+    def actions(self) -> list[ActionUse]:
+        return [use for scanned in self.files for use in scanned.actions]
 
 
 def scan_paths(paths: Sequence[str], settings: ScanSettings = DEFAULT_SCAN) -> Scan:
@@ -101,8 +106,9 @@ def scan_for_writing(paths: Sequence[str], settings: ScanSettings) -> Scan:
 
 
 def paths_without_references(paths: Sequence[str], result: Scan) -> list[str]:
-    """The paths named (the current folder when none) under which `result`, their scan, found no image reference."""
-    holding = {Path(os.path.abspath(scanned.file.path)) for scanned in result.files if scanned.found}
+    """The paths named (the current folder when none) under which `result`, their scan, found no image reference
+    and no action a workflow uses."""
+    holding = {Path(os.path.abspath(scanned.file.path)) for scanned in result.files if scanned.found or scanned.actions}
     held = {folder for path in holding for folder in (path, *path.parents)}
     return [path for path in paths or ["."] if Path(os.path.abspath(path)) not in held]
 
@@ -119,17 +125,13 @@ def each_file(paths: Sequence[str], errors: list[str],
     named = [argument for argument in paths if _usable(argument, errors)]
     if paths and not named:
         return  # every path named was wrong: reading the current folder instead would hide it
-    roots = ChartRoots()
     walked = list(walk(named, Path.cwd()))  # every kustomization of the scan is known before any is built
     try:
-        settings = _with_pulled_charts(settings, walked)
+        helm = HelmReader.for_scan(settings.helm, settings.tools_env, walked)
     except PinguardError as exc:  # the helm named cannot run: every chart would be misread
         errors.append(str(exc))
         return
-    # The values files the policy deploys, and their charts: values, wherever they lie and whatever their name.
-    deployed = {path.resolve(): d.chart for d in settings.helm.deployments for path in d.values}
     kustomized = _kustomize_judge(walked, settings)
-    judge = _charts_judged(walked, roots, deployed, settings)
     for path in walked:
         if not kinds.may_hold_images(path.name):
             continue
@@ -138,22 +140,15 @@ def each_file(paths: Sequence[str], errors: list[str],
         except UnreadableFile as exc:
             errors.append(f"{path}:1:1: {exc}")
             continue
-        deployed_in = deployed.get(path.resolve())
-        root = roots.of(path) or deployed_in
-        kind = kinds.detect(path.as_posix(), file.text, chart=None if root is None else root.as_posix(),
-                            named_values=deployed_in is not None)
-        chart = None
-        if root is not None:
-            from pinguard.helm.judge import failure_notice, found_in
-
-            assert judge is not None  # every root of the scan was judged before the loop
-            try:
-                chart = judge.chart_at(root)
-            except PinguardError as exc:  # the helm named cannot run: every chart would be misread
-                errors.append(f"{path}:1:1: {exc}")
-                return
-        if chart is not None and chart.judges(path):  # its text would only be read to be set aside
-            yield ScannedFile(file, kind, found_in(chart, path), chart)
+        try:
+            charted = helm.in_chart(path)
+        except PinguardError as exc:  # the helm named cannot run: every chart would be misread
+            errors.append(f"{path}:1:1: {exc}")
+            return
+        kind = kinds.detect(path.as_posix(), file.text, chart=charted.folder, named_values=charted.named)
+        rendered = charted.rendered()
+        if rendered is not None:  # its text would only be read to be set aside
+            yield ScannedFile(file, kind, rendered, charted.chart)
             continue
         try:
             built = kustomized.owners(path) if kustomized is not None else None
@@ -165,53 +160,18 @@ def each_file(paths: Sequence[str], errors: list[str],
 
             yield ScannedFile(file, kind, built_found_in(built, path), kustomization=built)
             continue
-        if kind == kinds.HELM and settings.sources.charts is None:
-            from pinguard.sources.charts import ChartCache
-
-            # The charts beside values files: each read once a scan.
-            settings = replace(settings, sources=replace(settings.sources, charts=ChartCache()))
         try:
-            searched = kinds.find(path.as_posix(), file.text, kind, settings.sources)
+            searched = (helm.values(path, file.text, settings.sources) if kind == kinds.HELM
+                        else kinds.find(path.as_posix(), file.text, kind, settings.sources))
         except SourceError as exc:
             errors.append(f"{path}:{exc.line}:{exc.column}: {exc}")
             continue
-        found = searched.found if chart is None else [*failure_notice(chart, path), *searched.found]
-        if root is not None and chart is None and kind == kinds.HELM:  # a chart's values, and no helm to render them
-            found = [replace(item, pin_needs_helm=True) for item in found]
+        found = charted.beside(searched.found, kind)
         if built is not None:
             from pinguard.kustomize.judge import failure_notice as build_failure
 
             found = [*build_failure(built, path), *found]
-        yield ScannedFile(file, kind, found, chart, built)
-
-
-def _with_pulled_charts(settings: ScanSettings, walked: list[Path]) -> ScanSettings:
-    """The charts the policy names by repository pulled into the cache (helm/fetch.py), where the scan reads a values
-    file of one: a scan of other files reaches no network."""
-    remote = {path.resolve() for d in settings.helm.deployments if d.remote is not None for path in d.values}
-    if not remote or not any(path.resolve() in remote for path in walked):
-        return settings
-    from pinguard.helm.fetch import pulled
-
-    return replace(settings, helm=pulled(settings.helm, settings.tools_env))
-
-
-def _charts_judged(walked: list[Path], roots: ChartRoots, deployed: dict[Path, Path],
-                   settings: ScanSettings) -> Judge | None:
-    """The judge of the scan's charts, every one judged at once (their renders side by side); None (nothing
-    imported) when the scan holds none."""
-    charted = [root for path in walked if kinds.may_hold_images(path.name)
-               and (root := roots.of(path) or deployed.get(path.resolve())) is not None]
-    if not charted:
-        return None
-    from pinguard.helm.judge import Judge
-
-    judge = Judge(settings.helm, settings.tools_env)
-    try:
-        judge.judge_all(charted)
-    except PinguardError:
-        pass  # a helm named that cannot run: reported at the first file of a chart, as `chart_at` raises it again
-    return judge
+        yield ScannedFile(file, kind, found, charted.chart, built, searched.actions)
 
 
 def _kustomize_judge(walked: list[Path], settings: ScanSettings) -> KustomizeJudge | None:

@@ -9,9 +9,9 @@ from yaml.nodes import Node
 
 from pinguard.reference import Reference
 from pinguard.untrusted_text import shown
+from pinguard.uses import ActionRef
 
 if TYPE_CHECKING:
-    from pinguard.sources.charts import ChartCache
     from pinguard.sources.yamlnodes import Located
 
 
@@ -44,8 +44,23 @@ class DigestField:
     hex_only: bool = False  # Prometheus community charts keep `sha:` as bare hex
 
 
+class _AtSpan:
+    """Something written at a span of a file: its line and column are the span's."""
+
+    __slots__ = ()
+    span: Span
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+
 @dataclass(frozen=True, slots=True)  # slots: a file of many references holds one for each
-class Found:
+class Found(_AtSpan):
     """One image reference as written in a file.
 
     `value` is exactly the text at `span`. `reference` is None when the value
@@ -61,7 +76,7 @@ class Found:
     reference: Reference | None
     problem: str | None = None
     digest_field: DigestField | None = None
-    unread_digest: Span | None = None  # a digest written where its consumer does not read it (helm.py)
+    unread_digest: Span | None = None  # a digest written where its consumer does not read it (helm/values.py)
     # What a value pinguard cannot edit in place (escapes, a folded block) reads as, when it is a reference:
     # it runs as written, so `escaped-reference` judges it although nothing can pin it.
     decoded: Reference | None = None
@@ -83,19 +98,47 @@ class Found:
     # (`render-context`).
     render_context: str | None = None
 
-    @property
-    def line(self) -> int:
-        return self.span.line
+
+@dataclass(frozen=True, slots=True)
+class ActionUse(_AtSpan):
+    """One `uses:` of a workflow or a composite action's `action.yml`, with the places pinning rewrites.
+
+    `value` is exactly the text at `span` (inside quotes, when quoted). `action` is None for a local
+    (`./…`) or `docker://` value, whose `kind` says so, and for one that names no action, whose
+    `problem` says why. `comment` is the comment after the value on its line, from `#` to the line's
+    end, its text `comment_text`, and `version` the ref it names (`pinguard.uses.read_version`): the ref
+    a commit stands for (`@<sha> # v6.0.1`). `comment_at` is where a version comment is written when the
+    line has none: right after the value and its closing quote; None where the line goes on after the
+    value (a flow mapping `{uses: a@v1, with: ...}`), which a comment would end.
+    """
+
+    path: str
+    span: Span
+    value: str
+    kind: str  # REMOTE, LOCAL or DOCKER
+    action: ActionRef | None
+    problem: str | None = None
+    comment: Span | None = None
+    version: str | None = None
+    comment_text: str | None = None
+    comment_at: int | None = None
 
     @property
-    def column(self) -> int:
-        return self.span.column
+    def locked_ref(self) -> str | None:
+        """The ref the lock files this use under: a commit's version comment, else the ref written."""
+        if self.action is None:
+            return None
+        return self.version if self.action.pinned and self.version else self.action.ref
+
+
+REMOTE, LOCAL, DOCKER = "remote", "local", "docker"  # what a `uses:` names: another repository's, this one's, an image
 
 
 class Searched(NamedTuple):
-    """What a source found in one file."""
+    """What a source found in one file: image references, and the actions a workflow uses."""
 
     found: list[Found]
+    actions: tuple[ActionUse, ...] = ()
 
 
 class DocumentReader(Protocol):
@@ -127,11 +170,10 @@ class Unreadable(SourceError):
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """What a policy tells the sources before they read a file, and the charts the scan reading it has read."""
+    """What a policy tells the sources before they read a file (the charts a scan has read are Helm's own:
+    pinguard.helm.reader)."""
 
     digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
-    # The scan's own (`each_file` gives every scan one); None: each values file reads its chart afresh.
-    charts: ChartCache | None = field(default=None, compare=False, repr=False)
     # Who else reads each document the sources compose (`check`'s rules, given by `policy.lint.lint`); None: nobody.
     reader: DocumentReader | None = field(default=None, compare=False, repr=False)
 

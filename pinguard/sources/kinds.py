@@ -2,10 +2,12 @@
 
 Kind detection lives here and only here: by file name first, then by place (YAML in a
 chart's folder, or named by the policy, is Helm values), then, for generic YAML, by a
-cheap look at the top-level keys. Every source is found through one table, each
-source's `find(path, text, settings)`; a YAML file that is no YAML but a template is
-read line by line (`templates.py`) under its own kind. A source's module is imported when
-the first file of its kind is read: checking one manifest costs none of the others.
+cheap look at the top-level keys. Every source of this package is found through one
+table, each source's `find(path, text, settings)`; Helm's values are read by
+pinguard.helm (values.py), above the sources, which hands `find` its own. A YAML file
+that is no YAML but a template is read line by line (`templates.py`) under its own kind.
+A source's module is imported when the first file of its kind is read: checking one
+manifest costs none of the others.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode
 
 from pinguard.sources.base import (
     DEFAULT_SETTINGS,
+    ActionUse,
     DocumentReader,
     Found,
     Searched,
@@ -31,10 +34,10 @@ from pinguard.sources.base import (
 from pinguard.sources.yamlnodes import Located, compose
 
 # Each kind, named here once (each source's SOURCE is one of them), and the module of pinguard.sources that
-# reads it.
+# reads it: all but HELM, whose values pinguard.helm reads (values.py).
 COMPOSE, DOCKERFILE, HELM, KUBERNETES = "compose", "dockerfile", "helm", "kubernetes"
 KUSTOMIZE, RUNTIME_ENV, TEMPLATE, WORKFLOW = "kustomize", "runtime_env", "template", "workflow"
-MODULES: Mapping[str, str] = {COMPOSE: "compose", DOCKERFILE: "dockerfile", HELM: "helm", KUBERNETES: "kubernetes",
+MODULES: Mapping[str, str] = {COMPOSE: "compose", DOCKERFILE: "dockerfile", KUBERNETES: "kubernetes",
                               KUSTOMIZE: "kustomize", RUNTIME_ENV: "runtime_env", TEMPLATE: "templates",
                               WORKFLOW: "workflow"}
 
@@ -51,9 +54,12 @@ _CHART_FILES = ("Chart.yaml", "Chart.lock", "requirements.yaml", "requirements.l
 _RUNTIME_ENV_NAME = re.compile(r"(^|[.\-_])runtime[_-]env([.\-_][^/]*)?\.(ya?ml|json)$", re.IGNORECASE)
 
 
-def finder(kind: str) -> Callable[[str, str, SourceSettings], Searched]:
+Finder = Callable[[str, str, SourceSettings], Searched]  # a source's `find(path, text, settings)`
+
+
+def finder(kind: str) -> Finder:
     """The `find` of the source that reads `kind`, its module imported the first time."""
-    found: Callable[[str, str, SourceSettings], Searched] = importlib.import_module(
+    found: Finder = importlib.import_module(
         f"pinguard.sources.{MODULES[kind]}").find
     return found
 
@@ -147,16 +153,20 @@ def _written_keys(text: str) -> frozenset[str]:
     return frozenset(keys)
 
 
-def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
-    """The references in a file of a known kind; a YAML file that is a template is read line by line.
+def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SETTINGS,
+         source: Finder | None = None) -> Searched:
+    """The references in a file of a known kind, and the actions a workflow uses; a YAML file that is a template is
+    read line by line (its actions unread: no workflow is a template).
 
-    `settings` carry what the policy tells the sources, and who else reads each document they compose.
+    `settings` carry what the policy tells the sources, and who else reads each document they compose. `source`:
+    what reads the kind where it is none of this package's (Helm's values); None: the kind's own in `MODULES`.
     """
     templated = _Templated(settings.reader) if "{{" in text else None
     if templated is not None:
         settings = replace(settings, reader=templated)
+    actions: tuple[ActionUse, ...] = ()
     try:
-        found = finder(kind)(path, text, settings).found
+        found, actions = (finder(kind) if source is None else source)(path, text, settings)
     except SourceError as exc:
         from pinguard.sources import templates
 
@@ -171,7 +181,7 @@ def find(path: str, text: str, kind: str, settings: SourceSettings = DEFAULT_SET
     unique: dict[int, Found] = {}
     for item in found:
         unique.setdefault(item.span.start, item)
-    return Searched(list(unique.values()))
+    return Searched(list(unique.values()), actions)
 
 
 class _Templated:

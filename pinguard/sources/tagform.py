@@ -12,7 +12,6 @@ tag written as `9.1@sha256:...` therefore joins into a valid pinned reference,
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from yaml.nodes import MappingNode, Node, ScalarNode
@@ -22,7 +21,6 @@ from pinguard.reference import parse
 from pinguard.sources.base import DigestField, Found
 from pinguard.sources.yamlnodes import (
     Located,
-    digest_field,
     is_templated,
     mapping_get,
     same_position,
@@ -33,8 +31,6 @@ from pinguard.sources.yamlnodes import (
 
 # Keys that hold the tag beside an `image:` name, in the spellings charts and playbooks use.
 TAG_KEYS = ("tag", "imageTag", "image_tag", "imageVersion", "version")
-# What a tag written whole holds: a tag's characters, and the `+` of a number as Helm prints it (`1e+06`).
-_TAG_TEXT = re.compile(r"[\w.+-]+")
 
 
 def tag_field(tag: ScalarNode, where: Located, *, flow: bool,
@@ -57,20 +53,6 @@ def tag_field(tag: ScalarNode, where: Located, *, flow: bool,
     if flow and not tag.style:
         return DigestField(start, end, prefix=f'"{written}@', suffix='"')
     return DigestField(end, end, prefix="@")
-
-
-def whole_tag_field(mapping: MappingNode, after: Node, where: Located, key: str, tag: str) -> DigestField | None:
-    """Where `tag@digest` is written as `key`'s whole value: over the value it holds (empty, null, or a number
-    Helm prints otherwise), or as a new entry after `after` (see `digest_field`).
-
-    Quoted, unless its quotes are there: `1.10` unquoted would not read back as the tag Helm renders.
-    """
-    place = digest_field(mapping, after, where, key) if _TAG_TEXT.fullmatch(tag) else None
-    if place is None:
-        return None
-    held = mapping_get(mapping, key)
-    quote = "" if isinstance(held, ScalarNode) and held.style in ("'", '"') else '"'
-    return DigestField(place.start, place.end, prefix=f"{place.prefix}{quote}{tag}@", suffix=f"{quote}{place.suffix}")
 
 
 def _in_file(node: ScalarNode, to_file: Callable[[int], int]) -> tuple[int, int]:

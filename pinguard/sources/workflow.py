@@ -7,6 +7,13 @@
     runs.image: docker://IMAGE            (a Docker container action's action.yml)
     runs.steps[]                          (a composite action's steps, read as a job's)
 
+and every `uses:` (`Searched.actions`), each with the exact place of its value and of the version
+comment after it, the places pinning an action to a commit rewrites:
+
+    jobs.<id>.uses                        a reusable workflow
+    jobs.<id>.steps[].uses                an action, local (`./…`) or an image (`docker://…`)
+    runs.steps[].uses                     a composite action's (action.yml)
+
 A container, service image or input written as one matrix expression (`${{ matrix.db }}`,
 `${{ matrix.build.image }}`) stands for the values it takes from the job's `strategy.matrix`:
 those values are the references, pinned where they are written. A matrix of more runs than
@@ -28,8 +35,19 @@ from dataclasses import dataclass, replace
 from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pinguard.errors import InvalidReference
 from pinguard.sources import kinds
-from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings, Unreadable
+from pinguard.sources.base import (
+    DEFAULT_SETTINGS,
+    DOCKER,
+    LOCAL,
+    REMOTE,
+    ActionUse,
+    Found,
+    Searched,
+    SourceSettings,
+    Unreadable,
+)
 from pinguard.sources.yamlnodes import (
     Located,
     each_document,
@@ -40,7 +58,9 @@ from pinguard.sources.yamlnodes import (
     mapping_pairs,
     same_position,
     scalar_text,
+    value_span,
 )
+from pinguard.uses import is_docker, is_local, parse_uses, read_version
 
 SOURCE = kinds.WORKFLOW
 _DOCKER = "docker://"
@@ -75,12 +95,14 @@ def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> S
         reading.expand(document)
         jobs = mapping_get(document, "jobs")
         for _, job in jobs.value if isinstance(jobs, MappingNode) else ():
+            reading.use(mapping_get(job, "uses"))
             found.extend(_job(job, reading))
         runs = mapping_get(document, "runs")
         if isinstance(runs, MappingNode):
             found.extend(_scalar(mapping_get(runs, "image"), reading.where, _DOCKER))
             found.extend(_steps(mapping_get(runs, "steps"), _Images(reading, None)))
-    return Searched(sorted(found, key=lambda f: f.span.start))
+    actions = sorted(reading.actions.values(), key=lambda use: use.span.start)
+    return Searched(sorted(found, key=lambda f: f.span.start), tuple(actions))
 
 
 class _Reading:
@@ -91,6 +113,14 @@ class _Reading:
         self.nodes_left = _MIN_NODES + _NODES_PER_CHARACTER * len(where.text)
         self.matrices: dict[int, _Matrix] = {}
         self.drawn: dict[tuple[int, tuple[str, ...]], _Drawn] = {}
+        self.actions: dict[tuple[int, int], ActionUse] = {}  # by the place written: an alias reaches it again
+
+    def use(self, node: Node | None) -> None:
+        """Record a `uses:` value, once however many aliases reach it."""
+        if node is not None:
+            written = (node.start_mark.index, node.end_mark.index)
+            if written not in self.actions:
+                self.actions[written] = action_use(node, self.where)
 
     def expand(self, document: Node) -> None:
         """Count a document's tree as its aliases expand it: a tree walk over it then costs no more."""
@@ -150,6 +180,7 @@ def _steps(steps: Node | None, images: _Images) -> list[Found]:
     found: list[Found] = []
     for step in steps.value if isinstance(steps, SequenceNode) else ():
         uses = mapping_get(step, "uses")
+        images.reading.use(uses)
         found.extend(_scalar(uses, images.where, _DOCKER))
         inputs = mapping_get(step, "with")
         if isinstance(inputs, MappingNode):
@@ -186,6 +217,62 @@ def _driver_images(node: Node | None, images: _Images) -> list[Found]:
             entry = ScalarNode("tag:yaml.org,2002:str", value, _mark(start), _mark(start + len(value)))
             found.extend(images.at(entry, to_file))
     return found
+
+
+_UNEDITABLE = ("written with escapes, as a block scalar or over lines; write it as a plain or quoted value on one "
+               "line to pin it")
+_BLANKS = re.compile(r"[ \t]*")
+_REST_OF_LINE = re.compile(r"[^\r\n]*")
+
+
+def action_use(node: Node, where: Located) -> ActionUse:
+    """What a `uses:` value names, where it is written, and the comment after it.
+
+    Only a plain or quoted value on one line, its text its value, can be pinned in place; any
+    other is found at its first character, `problem` saying why. So is a value that names no
+    action, and an expression: GitHub reads `uses` before it evaluates any.
+    """
+    start = node.start_mark.index
+    if not isinstance(node, ScalarNode):
+        return _unusable(node, where, REMOTE, "`uses` is no string: it names no action")
+    value = scalar_text(node)
+    if value is None or not value.strip():  # `uses:`, `uses: ~`
+        span = where.span(start, node.end_mark.index)
+        return ActionUse(where.path, span, where.text[span.start:span.end], REMOTE, None, "`uses` names no action")
+    kind = LOCAL if is_local(value) else DOCKER if is_docker(value) else REMOTE
+    value_start, value_end = value_span(node)
+    if node.style not in (None, "", "'", '"') or where.text[value_start:value_end] != value:
+        return _unusable(node, where, kind, _UNEDITABLE)
+    action, problem = None, None
+    if "${{" in value:
+        problem = f"{value!r} is an expression: GitHub reads `uses` as written, before it evaluates any"
+    elif kind == REMOTE:
+        try:
+            action = parse_uses(value)
+        except InvalidReference as exc:
+            problem = str(exc)
+    comment, comment_at = _trailing(where.text, node.end_mark.index)
+    comment_text = None if comment is None else where.text[comment[0]:comment[1]]
+    note = None if comment_text is None else read_version(comment_text)
+    return ActionUse(where.path, where.span(value_start, value_end), value, kind, action, problem,
+                     comment=None if comment is None else where.span(*comment),
+                     version=None if note is None else note.ref, comment_text=comment_text, comment_at=comment_at)
+
+
+def _unusable(node: Node, where: Located, kind: str, problem: str) -> ActionUse:
+    span = where.span(node.start_mark.index, node.start_mark.index + 1)
+    return ActionUse(where.path, span, where.text[span.start:span.end], kind, None, problem)
+
+
+def _trailing(text: str, at: int) -> tuple[tuple[int, int] | None, int | None]:
+    """After a value ending at `at` (its closing quote included): the comment on its line, [`#`, line end), and
+    where a comment can be written: `at`, unless the line goes on after the value with more than a comment."""
+    blanks = _BLANKS.match(text, at)
+    after = blanks.end() if blanks else at  # the pattern matches anywhere
+    if after > at and text.startswith("#", after):  # YAML's comment: a `#` after a blank
+        rest = _REST_OF_LINE.match(text, after)
+        return (after, rest.end() if rest else after), at
+    return None, at if after == len(text) or text[after] in "\r\n" else None
 
 
 def _mark(index: int) -> Mark:

@@ -134,7 +134,7 @@ def test_an_invalid_policy_is_a_usage_error_before_the_cluster_is_reached(meshed
 def _admitted(namespace: str = "team") -> Kube:
     """The lock's admission objects for `namespace` applied as `run --admission` applies them."""
     kube = connect({"KUBECONFIG": "kubeconfig"})
-    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), namespace, None)
+    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), namespace, lambda _line: None)
     return kube
 
 

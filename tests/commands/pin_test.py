@@ -44,7 +44,8 @@ def test_pin_matches_golden(source: Path, tmp_path: Path, monkeypatch: pytest.Mo
     shutil.copyfile(source, target)
     target.chmod(0o640)
     monkeypatch.chdir(work)
-    lockfile.write(work / "pinguard.lock", lock_for(scan_paths([source.name]).found))
+    scanned = scan_paths([source.name])
+    lockfile.write(work / "pinguard.lock", lock_for(scanned.found, scanned.actions))
     expected_scan = source.with_name(source.name + ".scan")
     if expected_scan.exists():
         assert _run(["scan", source.name])[1] == expected_scan.read_text(encoding="utf-8")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from pinguard.helm import charts
+from pinguard.helm.charts import ChartCache
 from pinguard.scan.paths import scan_paths
-from pinguard.sources import charts
-from pinguard.sources.charts import ChartCache
 from testing.costs import cpu_seconds, peak_memory
 
 BLOCK = "image:\n  repository: nginx\n  tag: '1.25'\n"

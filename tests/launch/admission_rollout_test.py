@@ -71,7 +71,8 @@ def _lock(entries: int, tag: str = "1.0") -> Path:
 def _run(kube: Kube) -> str:
     """What `run --admission` does before it creates the job; what it says."""
     said = io.StringIO()
-    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), NAMESPACE, said)
+    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), NAMESPACE,
+                        lambda line: print(line, file=said))
     return said.getvalue()
 
 
@@ -191,7 +192,8 @@ def test_the_prune_leaves_other_scopes_and_the_keepalive(fake: FakeKube, kube: K
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(params, "STORED_BUDGET", 16 * 1024)
     _lock(40)
-    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), "elsewhere", None)  # a layout of many cells
+    # a layout of many cells
+    admit_only_the_lock(kube, read_source(Path("pinguard.lock")), "elsewhere", lambda _line: None)
     elsewhere = set(fake.applied)
     _lock(2)
     _run(kube)  # team's one cell: another layout than elsewhere's

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pinguard.commands.reporter import Reporter
 from pinguard.errors import PinguardError
 from pinguard.launch.local import LOCAL_PATHS_ANNOTATION, OVERRIDES, command, run_local
 from pinguard.launch.render import Job
@@ -40,7 +41,8 @@ def test_the_entrypoint_runs_from_the_repository_root_with_this_python(tmp_path:
     (tmp_path / "deploy").mkdir()
     manifest = tmp_path / "deploy" / "rayjob.yaml"
     stderr = io.StringIO()
-    status = run_local(_job("python /src/show.py", "/src=training"), manifest, {"PATH": os.environ["PATH"]}, stderr)
+    status = run_local(_job("python /src/show.py", "/src=training"), manifest, {"PATH": os.environ["PATH"]},
+                       Reporter(stderr).say)
     executable, arguments = (tmp_path / "ran").read_text().split("\n")
     assert status == 0 and Path(executable).parent == Path(sys.executable).parent
     assert arguments.startswith(OVERRIDES.strip() + " --storage_path ")
@@ -49,4 +51,4 @@ def test_the_entrypoint_runs_from_the_repository_root_with_this_python(tmp_path:
 
 def test_without_a_repository_root_nothing_runs(tmp_path: Path) -> None:
     with pytest.raises(PinguardError, match="no folder above it holds training/"):
-        run_local(_job("python train.py"), tmp_path / "rayjob.yaml", {}, io.StringIO())
+        run_local(_job("python train.py"), tmp_path / "rayjob.yaml", {}, Reporter(io.StringIO()).say)

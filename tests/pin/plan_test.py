@@ -44,7 +44,7 @@ def _texts(changes: Sequence[tuple[object, str]]) -> list[str]:
 
 def test_each_reference_is_pinned_to_its_locked_digest(tree: Path) -> None:
     result = _scan(tree, a=_pod("nginx:1.25", "redis"))
-    changes, missing, _ = plan_pins(result, lock_for(result.found))
+    changes, missing, _, _ = plan_pins(result, lock_for(result.found))
     nginx, redis = locked_test_digest(NGINX, "1.25"), locked_test_digest(REDIS, "latest")
     # Only the characters of each reference change; one without a tag is pinned as `latest`, its lock entry.
     assert _texts(changes) == [_pod(f"nginx:1.25@{nginx}", f"redis:latest@{redis}")]
@@ -56,7 +56,7 @@ def test_a_file_pinned_to_the_lock_is_not_planned(tree: Path) -> None:
     lock = lock_for(_scan(tree, a=_pod("nginx:1.25")).found)
     pinned = _pod(f"nginx:1.25@{locked_test_digest(NGINX, '1.25')}")
     # a digest alone is no lock's
-    assert plan_pins(_scan(tree, a=pinned, b=_pod("busybox@" + OLD)), lock) == ([], [], [])
+    assert plan_pins(_scan(tree, a=pinned, b=_pod("busybox@" + OLD)), lock) == ([], [], [], [])
 
 
 def test_a_pin_to_another_digest_moves_to_the_locked_one(tree: Path) -> None:
@@ -68,14 +68,14 @@ def test_a_pin_to_another_digest_moves_to_the_locked_one(tree: Path) -> None:
 def test_what_the_lock_does_not_know_is_missing_and_the_rest_is_still_planned(tree: Path) -> None:
     result = _scan(tree, a=_pod("nginx:1.25", "redis:7.2"))
     nginx_only = lock_for(found for found in result.found if found.value == "nginx:1.25")
-    changes, missing, _ = plan_pins(result, nginx_only)
+    changes, missing, _, _ = plan_pins(result, nginx_only)
     assert _texts(changes) == [_pod(f"nginx:1.25@{locked_test_digest(NGINX, '1.25')}", "redis:7.2")]
     assert [(found.value, found.line, found.column) for found in missing] == [("redis:7.2", 5, 12)]
 
 
 def test_nothing_locked_plans_nothing(tree: Path) -> None:
     result = _scan(tree, a=_pod("nginx:1.25"))
-    changes, missing, _ = plan_pins(result, Lock())
+    changes, missing, _, _ = plan_pins(result, Lock())
     assert changes == [] and [found.value for found in missing] == ["nginx:1.25"]
 
 

@@ -16,6 +16,7 @@ from pinguard.policy.load import load
 from pinguard.policy.model import Policy
 from pinguard.policy.rules.common import Context
 from pinguard.scan.paths import scan_paths
+from testing.lockdata import lock_for, locked_test_digest
 
 
 def check_rule(folder: Path, rule: str, files: dict[str, str], conf: dict[str, Any] | None = None,
@@ -51,3 +52,31 @@ def files_flagged(rule: ModuleType, folder: Path) -> set[str]:
     """The files under `folder` (the current folder) that `rule` alone, at level error, reports."""
     policy = Policy(rules={rule.ID: {**rule.DEFAULT, "level": "error"}})
     return {f.file for f in findings(policy, scan_paths([str(folder)]).files, Context(Lock(), "pinguard.lock"), "")}
+
+
+# The rules that look at one reference at a time, each a truth table: a pod of one image in, findings out.
+DIGEST = locked_test_digest("docker.io/library/nginx", "1.25")
+OTHER = "sha256:" + "f" * 64
+
+
+def pod(image: str) -> str:
+    return f"kind: Pod\nspec:\n  containers:\n  - name: a\n    image: {image}\n"
+
+
+def locked(folder: Path, *images: str) -> Any:
+    (folder / "lockme.yaml").write_text("".join(f"---\n{pod(i)}" for i in images))
+    lock = lock_for(scan_paths(["lockme.yaml"]).found)
+    (folder / "lockme.yaml").unlink()
+    return lock
+
+
+def assert_reference_rule(folder: Path, rule: str, image: str, conf: dict[str, Any], lock_images: list[str],
+                          expected: str | None) -> None:
+    """`rule` alone over a pod of `image`: no finding, or one at the image holding `expected`."""
+    found = check_rule(folder, rule, {"pod.yaml": pod(image)}, conf, locked(folder, *lock_images))
+    if expected is None:
+        assert found == []
+    else:
+        assert places(found) == [("pod.yaml", 5, 12)]
+        assert expected in found[0].message and found[0].rule == rule and found[0].severity == "error"
+        assert found[0].reference == image

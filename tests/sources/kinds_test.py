@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from pinguard.helm import values as helm_values
 from pinguard.sources import kinds
 from pinguard.sources.base import SourceError, SourceSettings
 
@@ -71,7 +72,7 @@ def test_every_source_is_in_the_one_table_under_its_own_kind() -> None:
 
 def test_the_settings_reach_the_source_through_the_table() -> None:
     values = 'image:\n  repository: nginx\n  tag: "1.25"\n'
-    ((alone,), (told,)) = (kinds.find("deploy/values.yaml", values, "helm", settings).found
+    ((alone,), (told,)) = (kinds.find("deploy/values.yaml", values, "helm", settings, helm_values.find).found
                            for settings in (SourceSettings(), SourceSettings(digest_read=("deploy/*",))))
     assert alone.digest_field is not None and alone.digest_field.prefix == "@"  # no chart at hand: beside the tag
     assert told.digest_field is not None and told.digest_field.prefix == "  digest: "  # the policy: the chart reads it

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import pytest
 
+from pinguard.helm import values
 from pinguard.sources import kinds
 from pinguard.sources.base import Found
 from tests.sources.readers import Recorded
 
 
 def _found(path: str, text: str, kind: str = "template") -> list[Found]:
-    found = kinds.find(path, text, kind).found
+    found = (values.read(path, text) if kind == kinds.HELM else kinds.find(path, text, kind)).found
     for item in found:
         assert text[item.span.start:item.span.end] == item.value, item
     return found

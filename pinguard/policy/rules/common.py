@@ -4,7 +4,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from yaml.nodes import MappingNode, Node, SequenceNode
 
@@ -118,7 +118,23 @@ def judged_by_evidence(judge: _Judge) -> _Check:
     return check
 
 
-def at(found: Found, message: str) -> Problem:
+class _Written(Protocol):
+    """What a finding points at: a value written at a place of a file (a `Found`, an `ActionUse`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+
+def at(found: _Written, message: str) -> Problem:
     return Problem(found.path, found.line, found.column, message, found.value)
 
 

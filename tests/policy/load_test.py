@@ -5,8 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from pinguard.policy import rules
-from pinguard.policy.catalog import DOCUMENT_LOCK_RULES, DOCUMENT_RULES, LOCK_RULES, REFERENCE_RULES, RULES, YAML_RULES
 from pinguard.policy.load import PolicyError, for_command, load, preset
 from tests.policy.helpers import check_rule
 
@@ -70,14 +68,6 @@ def test_the_project_policy_is_the_default_only_where_the_command_reads_it(
     assert for_command([Path("default")], "aws-dlc").rules["ray-efa"]["level"] == "off"  # named wins
     (tmp_path / "default").write_text("rules:\n  templated: error\n")  # a file by that name is that file
     assert for_command([Path("default")], "aws-dlc").rules["templated"]["level"] == "error"
-
-
-def test_every_rule_module_is_in_the_catalog_and_runs_by_its_type() -> None:
-    modules = {path.stem for path in Path(rules.__file__).parent.glob("*.py")} - {"__init__", "common"}
-    assert sorted(module.__name__.rpartition(".")[2] for module in RULES.values()) == sorted(modules)
-    run = [rule.ID for kind in (REFERENCE_RULES, DOCUMENT_RULES, DOCUMENT_LOCK_RULES, LOCK_RULES, YAML_RULES)
-           for rule in kind]
-    assert sorted(run) == sorted(RULES)  # each rule in one list: none with a TYPE that nothing runs
 
 
 def test_files_laid_over_each_other(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Helm values files: image scalars, and the structured blocks charts use.
+"""Helm values files read without Helm: image scalars, and the structured blocks charts use.
 
     image:                      image:                      driver:
       registry: docker.io         name: jupyterhub/k8s-hub    repository: nvcr.io/nvidia
@@ -20,12 +20,12 @@ depends on what the chart renders:
   after `tag` when absent;
 - otherwise the digest goes into the tag, `tag: 1.25.3@sha256:...`, which the
   usual `{{ .repository }}:{{ .tag }}` renders as a pinned reference
-  (see tagform.py). A `digest:` the chart at hand does not read pins nothing:
+  (see sources/tagform.py). A `digest:` the chart at hand does not read pins nothing:
   it is reported (`Found.unread_digest`), never counted.
 
 Only a values file of no chart is pinned by this reading. Without Helm, the values of a chart
 (a Chart.yaml above them, or named by the policy's `helm.charts`) are read here for `scan`,
-`lock` and `check`, and never written (`Found.pin_needs_helm`, marked by pinguard.scan.paths):
+`lock` and `check`, and never written (`Found.pin_needs_helm`, marked by reader.py):
 where a digest goes in them is what `check` takes as pinned, not what `pin` writes.
 
 For the chart of a values file that is not at hand, the policy can say that it
@@ -58,6 +58,7 @@ reported by the `needs-helm` rule: only Helm's render can say what runs):
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,11 +66,11 @@ from pathlib import Path
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pinguard.errors import InvalidReference
+from pinguard.helm.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.reference import parse
 from pinguard.sources import kinds, kubernetes
-from pinguard.sources.base import DEFAULT_SETTINGS, Found, Searched, SourceSettings
-from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
-from pinguard.sources.tagform import tag_field, whole_tag_field
+from pinguard.sources.base import DEFAULT_SETTINGS, DigestField, Found, Searched, SourceSettings
+from pinguard.sources.tagform import tag_field
 from pinguard.sources.yamlnodes import (
     Located,
     digest_field,
@@ -87,13 +88,24 @@ _IMAGE_KEY = re.compile(r"(?i)(^|[a-z])images?$")
 _FLAGS = ("distroless", "hardened", "fips", "flavor", "variant", "suffix", "tagSuffix", "tagPrefix", "useDigest")
 _NAME_SIBLINGS = ("tag", "repository", "registry", "digest", "pullPolicy")  # beside which `name` names an image
 _SHARED = ("imageRegistry", "imageNamespace")
+# What a tag written whole holds: a tag's characters, and the `+` of a number as Helm prints it (`1e+06`).
+_TAG_TEXT = re.compile(r"[\w.+-]+")
 
 
-def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS) -> Searched:
-    """`settings` may say this file's chart reads `digest`, whether or not it is at hand."""
+def read(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None
+         ) -> Searched:
+    """The references of a values file, read as the sources read every file (`kinds.find`): a values file that is a
+    template line by line, a value YAML aliases reach from several places once."""
+    return kinds.find(path, text, SOURCE, settings, source=functools.partial(find, charts=charts))
+
+
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None
+         ) -> Searched:
+    """`settings` may say this file's chart reads `digest`, whether or not it is at hand; `charts`: the charts the scan
+    has read (`reader.py` holds them, one cache a scan); None: this file's chart is read afresh."""
     digest_read = settings.chart_reads_digest(path)
     where = Located(text, path, SOURCE)
-    charts = ChartCache() if settings.charts is None else settings.charts
+    charts = ChartCache() if charts is None else charts
     chart = charts.chart_at_hand(path) if not digest_read else None
     own = chart is not None and _is_chart_values(path)
     found: list[Found] = []
@@ -361,6 +373,20 @@ def _structured(image: MappingNode, where: Located, pinning: _Pinning, shared: _
     except InvalidReference as exc:
         return unresolvable(str(exc))
     return Found(where.path, SOURCE, span, named_by.value, reference, digest_field=digest)
+
+
+def whole_tag_field(mapping: MappingNode, after: Node, where: Located, key: str, tag: str) -> DigestField | None:
+    """Where `tag@digest` is written as `key`'s whole value: over the value it holds (empty, null, or a number
+    Helm prints otherwise), or as a new entry after `after` (see `digest_field`).
+
+    Quoted, unless its quotes are there: `1.10` unquoted would not read back as the tag Helm renders.
+    """
+    place = digest_field(mapping, after, where, key) if _TAG_TEXT.fullmatch(tag) else None
+    if place is None:
+        return None
+    held = mapping_get(mapping, key)
+    quote = "" if isinstance(held, ScalarNode) and held.style in ("'", '"') else '"'
+    return DigestField(place.start, place.end, prefix=f"{place.prefix}{quote}{tag}@", suffix=f"{quote}{place.suffix}")
 
 
 def _naming(block: MappingNode) -> tuple[str, ScalarNode]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from pinguard.helm import charts
+from pinguard.helm.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.scan.paths import scan_paths
-from pinguard.sources import charts
-from pinguard.sources.charts import Chart, ChartCache, chart_root, helm_text
 from pinguard.sources.yamlnodes import compose
-from tests.sources.chartfiles import BLOCK, write_chart
+from tests.helm.chartfiles import BLOCK, write_chart
 
 TAG_ONLY = "image: {{ .Values.image.repository }}:{{ .Values.image.tag }}"
 DIGEST_READ = "image: {{ .Values.image.repository }}@{{ .Values.image.digest }}"

@@ -21,7 +21,7 @@ from pinguard.reference import Reference
 from pinguard.scan.paths import Scan, ScannedFile, scan_paths
 from pinguard.sources import kinds
 from pinguard.sources.base import Found
-from pinguard.write.edits import Edit, apply, pin_edit
+from pinguard.write.edits import Edit, action_pin_edits, apply, pin_edit
 from testing import lockdata
 from tests.conftest import CORPUS
 
@@ -79,7 +79,7 @@ def pinned(tmp_path_factory: pytest.TempPathFactory) -> Pinned:
         patch.chdir(root)
         before = scan_paths(["."])
         pristine = _state(root)
-        lockfile.write(lock, lockdata.lock_for(before.found))
+        lockfile.write(lock, lockdata.lock_for(before.found, before.actions))
         pin = _run(["pin", "--lockfile", str(lock), "."], home)
         first = _state(root)
         after = scan_paths(["."])
@@ -117,6 +117,14 @@ def _expected_edits(scanned: ScannedFile) -> list[Planned]:
         if reference.digest != digest:
             planned.append(Planned(found, reference, pin_edit(found, digest), digest))
     return planned
+
+
+def _action_edits(scanned: ScannedFile) -> list[Edit]:
+    """The edits pinning each remote `uses:` to the commit the test lock holds for it (`tests/sources/
+    workflow_uses_test.py` holds their form)."""
+    lock = lockdata.lock_for((), scanned.actions)
+    return [edit for use in scanned.actions if (entry := lock.actions.entry_for(use)) is not None
+            for edit in action_pin_edits(use, entry.commit, entry.version)]
 
 
 def _outside(old: str, new: str, edits: list[Edit]) -> tuple[str, str]:
@@ -254,7 +262,7 @@ def test_sanity_table(pinned: Pinned, path: str, count: int, known: list[tuple[i
 
 
 def test_pin_locks_every_reference(pinned: Pinned) -> None:
-    changed = {f.file.path.as_posix() for f in pinned.before.files if _expected_edits(f)}
+    changed = {f.file.path.as_posix() for f in pinned.before.files if _expected_edits(f) or _action_edits(f)}
     assert (pinned.pin.status, pinned.pin.err) == (0, "")
     assert pinned.pin.out == f"pinned {len(changed)} files\n"
     assert pinned.after.errors == [], "\n".join(pinned.after.errors)
@@ -282,11 +290,12 @@ def test_pinned_bytes_are_the_old_bytes_with_the_pin_edits(pinned: Pinned) -> No
         path = scanned.file.path.as_posix()
         old, new = pinned.pristine[path], pinned.first[path]
         planned = _expected_edits(scanned)
-        if not planned:
+        action_edits = _action_edits(scanned)
+        if not planned and not action_edits:
             assert new == old, f"{path} holds nothing to pin but was rewritten"
             continue
         text = scanned.file.text
-        edits = [item.edit for item in planned]
+        edits = [item.edit for item in planned] + action_edits
         assert new.data == scanned.file.encode(apply(text, edits)), path
         assert new.data.startswith(scanned.file.bom)
         new_text = new.data[len(scanned.file.bom):].decode(scanned.file.codec)

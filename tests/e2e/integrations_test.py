@@ -28,7 +28,7 @@ from pinguard.scan.paths import scan_paths
 from pinguard.sources import kinds
 from testing.lockdata import lock_for
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent  # the virtual environment the tests run in: .venv/bin
 HOOK_IDS = ("pinguard-check", "pinguard-pin")
 

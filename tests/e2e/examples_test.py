@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import require_registry_tools
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.registry

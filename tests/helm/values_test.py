@@ -22,7 +22,7 @@ from pinguard.reference import locked_key
 from pinguard.scan.paths import scan_paths
 from pinguard.write.edits import apply, pin_edit
 from testing.lockdata import lock_for, locked_test_digest
-from tests.sources.chartfiles import BLOCK, write_chart
+from tests.helm.chartfiles import BLOCK, write_chart
 
 CHARTS = Path(__file__).parent.parent / "testdata" / "charts"
 NGINX = locked_test_digest("docker.io/library/nginx", "1.25")
