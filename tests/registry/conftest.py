@@ -9,6 +9,7 @@ import pytest
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.settings import RegistrySettings, RetryPolicy
+from pinguard.registry.transport import Transport
 from testing.fake_registry import FakeRegistry
 
 REGISTRY = "public.ecr.aws"  # the canonical name the fake stands in for
@@ -37,3 +38,9 @@ def fake() -> Iterator[FakeRegistry]:
 def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
     with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(tmp_path / "cache")) as opened:
         yield opened
+
+
+@pytest.fixture
+def transport(fake: FakeRegistry, tmp_path: Path) -> Iterator[Transport]:
+    with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(None)) as opened:
+        yield opened.transport(REGISTRY)

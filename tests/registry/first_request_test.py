@@ -145,21 +145,3 @@ def test_requests_queued_behind_the_first_are_sent_together(fake: FakeRegistry, 
     assert len(seen) == WAITING + 1
 
 
-def test_a_paced_request_has_its_connection_open_before_it_waits_for_its_turn(fake: FakeRegistry,
-                                                                               tmp_path: Path) -> None:
-    # A handshake after the turn would send the request late, and the next one, on a connection already
-    # open, too soon after it: two requests closer than the quota allows.
-    fake.add(*serve_manifests(REPO, TAGS))
-    with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(None)) as client:
-        transport = client.transport(REGISTRY)
-        pacer = transport.pacer
-        open_at_turn = []
-        take_turn = pacer._take_turn
-
-        def turn() -> float:
-            open_at_turn.append(transport._pool.has_idle(fake.url + "/v2/"))
-            return take_turn()
-
-        pacer._take_turn = turn  # type: ignore[method-assign]
-        client.head_manifest(REGISTRY, REPO, "v0")
-    assert open_at_turn == [True]

@@ -1,16 +1,13 @@
 """`commit` writes many files all or none, and `recover` repairs what a killed commit left.
 
-Kills at each step of a real run are in tests/commands/pin_test.py; here the journal is
-driven directly: interrupted renames, torn and hostile journals, a journal still in use.
+Kills at each step of a real run are in tests/commands/pin_test.py, torn and hostile journals in
+journal_test.py; here the journal is driven directly: interrupted renames, a journal still in use.
 """
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import io
-import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,61 +19,22 @@ from pinguard.read.files import TextFile
 from pinguard.scan.paths import scan_paths
 from pinguard.write import atomic, journal
 from pinguard.write import commit as writing
-from pinguard.write.atomic import temporary_path
 from pinguard.write.commit import commit
-from pinguard.write.journal import JOURNAL, recover
+from pinguard.write.journal import JOURNAL
 from testing.lockdata import lock_for
-
-NAMES = ("a/one.yaml", "a/two.yaml", "b/three.yaml")
-TOKEN = "0123abcd"
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    root = (tmp_path / "tree").resolve()
-    for name in NAMES:
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(f"old {name}\n")
-        (root / name).chmod(0o640)
-    return root
+from tests.write.conftest import (
+    NAMES,
+    contents,
+    journal_record,
+    leftovers,
+    recovered,
+    stage_by_hand,
+    write_journal,
+)
 
 
 def _changes(root: Path) -> list[tuple[TextFile, str]]:
     return [(TextFile.read(root / name), f"new {name}\n") for name in NAMES]
-
-
-def _contents(root: Path) -> dict[str, str]:
-    return {name: (root / name).read_text() for name in NAMES}
-
-
-def _leftovers(root: Path) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob(".*") if p.is_file())
-
-
-def _recover(*roots: Path) -> str:
-    return "".join(f"pinguard: {line}\n" for line in recover(list(roots)))
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _record(target: str, token: str = TOKEN) -> dict[str, str]:
-    return {"target": target, "temporary": temporary_path(Path(target), token).as_posix(),
-            "old": _sha(f"old {target}\n"), "new": _sha(f"new {target}\n")}
-
-
-def _write_journal(root: Path, records: list[object], *, renaming: bool, tail: bytes = b"") -> None:
-    lines = [{"journal": "pinguard", "version": 1, "token": TOKEN}, *records]
-    if renaming:
-        lines.append({"renaming": len(records)})
-    (root / JOURNAL).write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines) + tail)
-
-
-def _stage_by_hand(root: Path, name: str, text: str | None = None) -> Path:
-    temporary = temporary_path(root / name, TOKEN)
-    temporary.write_text(f"new {name}\n" if text is None else text)
-    return temporary
 
 
 class Killed(BaseException):
@@ -89,9 +47,9 @@ def _die(*args: object) -> None:
 
 def test_commit_writes_every_file_keeps_modes_and_leaves_nothing_behind(tree: Path) -> None:
     commit(_changes(tree), [tree])
-    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert contents(tree) == {name: f"new {name}\n" for name in NAMES}
     assert all((tree / name).stat().st_mode & 0o777 == 0o640 for name in NAMES)
-    assert _leftovers(tree) == []
+    assert leftovers(tree) == []
 
 
 @pytest.mark.parametrize("renamed", range(len(NAMES)))
@@ -110,13 +68,13 @@ def test_a_run_dying_while_renaming_is_finished_by_the_next(tree: Path, renamed:
     with pytest.raises(Killed):
         commit(_changes(tree), [tree])
     monkeypatch.undo()
-    assert (tree / JOURNAL).exists() and len(_leftovers(tree)) == 1 + len(NAMES) - renamed
-    assert _recover(tree) == (f"pinguard: finished an interrupted write in {tree}: {renamed} of {len(NAMES)} files "
+    assert (tree / JOURNAL).exists() and len(leftovers(tree)) == 1 + len(NAMES) - renamed
+    assert recovered(tree) == (f"pinguard: finished an interrupted write in {tree}: {renamed} of {len(NAMES)} files "
                               "were already renamed; renamed the rest\n")
-    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert contents(tree) == {name: f"new {name}\n" for name in NAMES}
     assert all((tree / name).stat().st_mode & 0o777 == 0o640 for name in NAMES)
-    assert _leftovers(tree) == []
-    assert _recover(tree) == ""  # done: nothing left to repair
+    assert leftovers(tree) == []
+    assert recovered(tree) == ""  # done: nothing left to repair
 
 
 def test_an_interrupt_while_staging_leaves_every_file_old_and_nothing_behind(tree: Path,
@@ -133,8 +91,8 @@ def test_an_interrupt_while_staging_leaves_every_file_old_and_nothing_behind(tre
     monkeypatch.setattr(writing, "stage", interrupted_stage)
     with pytest.raises(KeyboardInterrupt):
         commit(_changes(tree), [tree])
-    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
-    assert _leftovers(tree) == []
+    assert contents(tree) == {name: f"old {name}\n" for name in NAMES}
+    assert leftovers(tree) == []
 
 
 def test_a_rename_failing_midway_says_what_was_written_and_leaves_no_journal(tree: Path,
@@ -153,7 +111,7 @@ def test_a_rename_failing_midway_says_what_was_written_and_leaves_no_journal(tre
                                             f"already written: {tree / NAMES[0]}; not written: {tree / NAMES[1]}, "
                                             f"{tree / NAMES[2]}$"):
         commit(_changes(tree), [tree])
-    assert _leftovers(tree) == []
+    assert leftovers(tree) == []
 
 
 @pytest.mark.parametrize("when", ["staging the first", "staging the last", "renaming the first"])
@@ -182,10 +140,10 @@ def test_an_edit_saved_while_the_commit_runs_is_never_overwritten(tree: Path, mo
     with pytest.raises(PinguardError, match=f"{edited}: changed while pinguard was writing, kept as it is now; "
                                             f"already written: {tree / NAMES[0]}; not written: {edited}, "):
         commit(_changes(tree), [tree])
-    assert _contents(tree) == {NAMES[0]: f"new {NAMES[0]}\n", NAMES[1]: "saved by an editor\n",
+    assert contents(tree) == {NAMES[0]: f"new {NAMES[0]}\n", NAMES[1]: "saved by an editor\n",
                                NAMES[2]: f"old {NAMES[2]}\n"}
-    assert _leftovers(tree) == []
-    assert _recover(tree) == ""  # nothing left to repair
+    assert leftovers(tree) == []
+    assert recovered(tree) == ""  # nothing left to repair
     monkeypatch.setattr(os, "replace", real_replace)
     commit([(TextFile.read(tree / NAMES[2]), f"new {NAMES[2]}\n")], [tree])
     assert (tree / NAMES[2]).read_text() == f"new {NAMES[2]}\n"
@@ -195,8 +153,8 @@ def test_a_file_reached_through_a_symlink_in_the_tree_is_written_once(tree: Path
     (tree / "link.yaml").symlink_to(tree / NAMES[0])
     changes = [*_changes(tree), (TextFile.read(tree / "link.yaml"), f"new {NAMES[0]}\n")]
     commit(changes, [tree])
-    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
-    assert (tree / "link.yaml").is_symlink() and _leftovers(tree) == []
+    assert contents(tree) == {name: f"new {name}\n" for name in NAMES}
+    assert (tree / "link.yaml").is_symlink() and leftovers(tree) == []
 
 
 def test_the_journal_is_in_the_folder_holding_every_file_and_found_from_any_tree_below(
@@ -214,111 +172,21 @@ def test_the_journal_is_in_the_folder_holding_every_file_and_found_from_any_tree
         commit(_changes(tree), [tree / "a", tree / "b"])
     monkeypatch.undo()
     assert seen == [tree]
-    assert _recover(tree / "b" / "deeper").startswith(f"pinguard: finished an interrupted write in {tree}: 0 of 3")
-    assert _contents(tree) == {name: f"new {name}\n" for name in NAMES}
-
-
-def test_a_journal_torn_while_being_written_is_undone(tree: Path) -> None:
-    _write_journal(tree, [_record(NAMES[0])], renaming=False, tail=b'{"target": "a/tw')
-    _stage_by_hand(tree, NAMES[0])
-    staging = _stage_by_hand(tree, NAMES[1], "half of it")  # its line was torn: not proven pinguard's
-    assert _recover(tree) == (f"pinguard: undid an interrupted write in {tree}: removed 1 temporary file; "
-                              "no file had been changed\n")
-    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
-    assert _leftovers(tree) == [str(staging.relative_to(tree))]
-
-
-def test_an_empty_journal_is_removed(tree: Path) -> None:
-    (tree / JOURNAL).write_bytes(b"")
-    assert "removed 0 temporary files" in _recover(tree)
-    assert _leftovers(tree) == []
-
-
-def test_files_changed_since_the_run_died_are_left_as_they_are(tree: Path) -> None:
-    _write_journal(tree, [_record(name) for name in NAMES], renaming=True)
-    for name in NAMES:
-        _stage_by_hand(tree, name)
-    (tree / NAMES[2]).write_text("edited by hand\n")
-    assert _recover(tree) == (f"pinguard: finished an interrupted write in {tree}: 0 of 3 files were already "
-                              "renamed; renamed the rest, except 1 changed since, left as they are\n")
-    assert _contents(tree) == {NAMES[0]: f"new {NAMES[0]}\n", NAMES[1]: f"new {NAMES[1]}\n",
-                               NAMES[2]: "edited by hand\n"}
-    assert _leftovers(tree) == []
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Iterator[Path]:
-    """A file outside the tree with a temporary file beside it, as a hostile journal would name them."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "x.yaml").write_text("old outside\n")
-    temporary_path(folder / "x.yaml", TOKEN).write_text("new outside\n")
-    before = {p.name: p.read_bytes() for p in folder.iterdir()}
-    yield folder
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
-
-
-@pytest.mark.parametrize("renaming", [True, False], ids=["forward", "back"])
-@pytest.mark.parametrize(("record", "reason"), [
-    ({**_record("../outside/x.yaml")}, "not a path inside the journal's folder"),
-    ({**_record("a/../../outside/x.yaml")}, "not a path inside the journal's folder"),
-    ({**_record("ABSOLUTE")}, "not a path inside the journal's folder"),
-    ({**_record(NAMES[0]), "temporary": "../outside/x.yaml"}, "names another temporary file"),
-    ({**_record(NAMES[0]), "temporary": "a/one.yaml"}, "names another temporary file"),
-    ({**_record(NAMES[0]), "old": "not a digest"}, "no SHA-256 digests"),
-    ({**_record("link/x.yaml")}, "through a symlink"),
-    ("a string", "not a path inside"),
-])
-def test_a_journal_naming_anything_outside_its_folder_is_refused_and_nothing_is_touched(
-        tree: Path, outside: Path, record: dict[str, str] | str, reason: str, renaming: bool) -> None:
-    if isinstance(record, dict) and record["target"] == "ABSOLUTE":
-        record = {**_record(str(outside / "x.yaml"))}
-    (tree / "link").symlink_to(outside)
-    _write_journal(tree, [_record(NAMES[0]), record], renaming=renaming)
-    staged = _stage_by_hand(tree, NAMES[0])
-    with pytest.raises(PinguardError, match=f"not a journal pinguard can act on \\(.*{reason}"):
-        _recover(tree)
-    assert staged.exists() and (tree / JOURNAL).exists()  # nothing done until a person looks
-    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
-
-
-@pytest.mark.parametrize("header", [
-    {"journal": "pinguard", "version": 1, "token": "../../etc"},
-    {"journal": "pinguard", "version": 2, "token": TOKEN},
-    {"journal": "other", "version": 1, "token": TOKEN},
-])
-def test_a_journal_with_a_foreign_header_is_refused(tree: Path, header: dict[str, object]) -> None:
-    (tree / JOURNAL).write_text(json.dumps(header) + "\n")
-    with pytest.raises(PinguardError, match="its first line is not a pinguard journal's"):
-        _recover(tree)
-
-
-def test_a_renaming_record_that_miscounts_is_refused(tree: Path) -> None:
-    _write_journal(tree, [_record(NAMES[0])], renaming=False, tail=b'{"renaming": 3}\n')
-    with pytest.raises(PinguardError, match="does not count its entries"):
-        _recover(tree)
-
-
-def test_a_journal_that_is_a_symlink_is_left_alone(tree: Path, tmp_path: Path) -> None:
-    _write_journal(tree, [_record(NAMES[0])], renaming=True)
-    (tree / JOURNAL).rename(tmp_path / "elsewhere")
-    (tree / JOURNAL).symlink_to(tmp_path / "elsewhere")
-    staged = _stage_by_hand(tree, NAMES[0])
-    assert _recover(tree) == f"pinguard: left {tree / JOURNAL} alone: a symlink, not a journal pinguard wrote\n"
-    assert staged.exists() and _contents(tree)[NAMES[0]] == f"old {NAMES[0]}\n"
+    assert recovered(tree / "b" / "deeper").startswith(f"pinguard: finished an interrupted write in {tree}: 0 of 3")
+    assert contents(tree) == {name: f"new {name}\n" for name in NAMES}
 
 
 def test_a_journal_still_held_by_a_live_run_is_left_alone_and_blocks_a_second_commit(tree: Path) -> None:
-    _write_journal(tree, [_record(NAMES[0])], renaming=True)
-    staged = _stage_by_hand(tree, NAMES[0])
+    write_journal(tree, [journal_record(NAMES[0])], renaming=True)
+    staged = stage_by_hand(tree, NAMES[0])
     with open(tree / JOURNAL, "rb") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
-        assert _recover(tree) == ""
+        assert recovered(tree) == ""
         assert staged.exists() and (tree / JOURNAL).exists()
         with pytest.raises(PinguardError, match=r"another pinguard is writing this tree.*; nothing was written$"):
             commit(_changes(tree), [tree])
-    assert _contents(tree)[NAMES[1]] == f"old {NAMES[1]}\n"
-    assert "finished an interrupted write" in _recover(tree)  # the holder gone, it is a dead run's
+    assert contents(tree)[NAMES[1]] == f"old {NAMES[1]}\n"
+    assert "finished an interrupted write" in recovered(tree)  # the holder gone, it is a dead run's
 
 
 # fsyncs of a commit of files in two folders: 1 the journal's plan, 2 its folder, 3 the journal's last line
@@ -337,8 +205,8 @@ def test_a_journal_that_cannot_be_written_stops_everything(tree: Path, failing: 
     monkeypatch.setattr(os, "fsync", full_disk)
     with pytest.raises(PinguardError, match=f"cannot write {tree / JOURNAL}: No space left on device; nothing was"):
         commit(_changes(tree), [tree])
-    assert _contents(tree) == {name: f"old {name}\n" for name in NAMES}
-    assert _leftovers(tree) == []
+    assert contents(tree) == {name: f"old {name}\n" for name in NAMES}
+    assert leftovers(tree) == []
 
 
 POD = "kind: Pod\nspec:\n  containers:\n  - name: a\n    image: nginx:1.25\n"
@@ -362,4 +230,4 @@ def test_update_repairs_a_killed_run_first(tmp_path: Path, monkeypatch: pytest.M
     assert err.getvalue() == (f"pinguard: finished an interrupted write in {work}: 0 of 3 files were already "
                               "renamed; renamed the rest\n")
     assert "@sha256:" + "0" * 64 in (work / "k8s" / "b.yaml").read_text()
-    assert _leftovers(work) == [".pinguard.lock.lck"]
+    assert leftovers(work) == [".pinguard.lock.lck"]
