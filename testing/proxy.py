@@ -59,11 +59,17 @@ THROTTLED_BODY = json.dumps({"errors": [{"code": "TOOMANYREQUESTS", "message": "
 
 @dataclass
 class Quota:
-    """A token bucket: `rate` requests a second, at most `burst` saved up; full at the start."""
+    """A token bucket: `rate` requests a second, at most `burst` saved up; full at the start.
+
+    `lateness` forgives a request that arrives up to that many seconds early against the bucket: the
+    proxy stamps an arrival when its thread wakes, and on a busy machine a thread woken late for one
+    request makes the next one look early by as much, however evenly the client sent them.
+    """
 
     rate: float
     burst: float = 1.0
     retry_after: int | None = None  # seconds to send in Retry-After; None sends none, as ECR does
+    lateness: float = 0.0
     _tokens: float = field(init=False)
     _at: float = field(init=False, default_factory=time.monotonic)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
@@ -75,7 +81,7 @@ class Quota:
         with self._lock:
             self._tokens = min(self.burst, self._tokens + (now - self._at) * self.rate)
             self._at = now
-            if self._tokens >= 1.0:
+            if self._tokens >= 1.0 - self.lateness * self.rate:
                 self._tokens -= 1.0
                 return True
             return False

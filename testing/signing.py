@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed, decode_dss_signature
 from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
-from pinguard.provenance.model import (
+from pinguard.provenance.evidence import (
     COSIGN_ATTESTATION,
     COSIGN_SIGNATURE,
     IN_TOTO,

@@ -2,8 +2,7 @@
 
 A module at the top is tested in `tests/<module>_test.py`, each rule of `pinguard/policy/rules/` in a file
 of its own. Flows across commands live in `tests/e2e/`, attacks in `tests/hostile/`, the tests of
-`testing/` in `tests/testing/`. A few modules need no file, each for the reason given; the modules still
-without one are listed, and the list only shrinks: a module that gets its file leaves it.
+`testing/` in `tests/testing/`. Two kinds of module need no file, each for the reason given.
 """
 from __future__ import annotations
 
@@ -17,12 +16,6 @@ TESTS = Path(__file__).parent
 EXCEPTIONS = {
     "__init__.py": "a package's docstring alone (tests/layering_test.py holds that)",
     "__main__.py": "`python -m pinguard` calls cli.main: tests/cli_test.py runs it",
-}
-# Modules with no test file yet; where their tests are today, if anywhere. Only ever removed from.
-STILL_WITHOUT = {
-    "pinguard/commands/context.py": "tested through cli_test.py and every command's tests",
-    "pinguard/commands/flags.py": "tested through cli_test.py and every command's tests",
-    "pinguard/commands/options.py": "tested through cli_test.py and every command's tests",
 }
 
 
@@ -41,10 +34,5 @@ def test_the_test_file_of_a_module_mirrors_its_place() -> None:
     assert _test_file(PACKAGE / "policy" / "rules" / "unpinned.py") == TESTS / "policy" / "rules" / "unpinned_test.py"
 
 
-def test_every_module_has_its_test_file_but_those_still_listed() -> None:
-    assert sorted(_without_a_test_file() - set(STILL_WITHOUT)) == []
-
-
-def test_the_list_of_modules_without_a_test_file_only_shrinks() -> None:
-    """A module that got its test file, or is gone, leaves the list."""
-    assert sorted(set(STILL_WITHOUT) - _without_a_test_file()) == []
+def test_every_module_has_its_test_file() -> None:
+    assert sorted(_without_a_test_file()) == []

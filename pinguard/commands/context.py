@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from pinguard.commands.flags import ONLINE_PRESET, REGISTRY_OPTIONS, PolicyDefault
 from pinguard.commands.options import DEFAULT_PLATFORM, Options
 from pinguard.errors import PinguardError
-from pinguard.policy.files import PROJECT_POLICY
+from pinguard.policy.locations import PROJECT_POLICY
 from pinguard.registry.settings import RegistrySettings
 
 if TYPE_CHECKING:  # the rest is imported where it is used: `--version` and `--help` need none of it
@@ -65,7 +65,7 @@ class Context:
         and kustomize, and the environment it was handed for them to run in."""
         from pinguard.scan.paths import ScanSettings
 
-        scan = ScanSettings() if policy is None else ScanSettings(policy.sources, policy.helm, policy.kustomize)
+        scan = ScanSettings() if policy is None else ScanSettings(helm=policy.helm, kustomize=policy.kustomize)
         cache_dir = self.cache_dir()
         helm = replace(scan.helm, binary=self.args.helm or scan.helm.binary, cache_dir=cache_dir)
         kustomize = replace(scan.kustomize, binary=self.args.kustomize or scan.kustomize.binary, cache_dir=cache_dir)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinguard.commands.options import DEFAULT_LOCKFILE, DEFAULT_PLATFORM
-from pinguard.policy.files import PROJECT_POLICY
+from pinguard.policy.locations import PROJECT_POLICY
 from pinguard.registry.settings import RegistrySettings
 
 ONLINE_PRESET = "default"  # the preset of a command that needs none when it reaches registries (`pin --resolve`)

@@ -21,7 +21,7 @@ from pinguard.resolve.resolved import Resolved, failure_lines
 from pinguard.resolve.settings import OnlineSettings
 
 if TYPE_CHECKING:  # the evidence records are loaded where evidence is gathered or read
-    from pinguard.provenance.model import Evidence
+    from pinguard.provenance.evidence import Evidence
 
 
 def _options(parser: argparse.ArgumentParser) -> None:

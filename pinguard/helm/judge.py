@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pinguard.helm.binary import Helm, RenderFailed, locate
-from pinguard.helm.context import asked, notice, unrendered
+from pinguard.helm.cluster_context import asked, notice, unrendered
 from pinguard.helm.renders import Renderer
 from pinguard.helm.settings import Deployment, HelmSettings
 from pinguard.helm.trace import Leaves, Parts, Trace, name_forms

@@ -63,7 +63,9 @@ class InChart:
 class HelmReader:
     """What one scan asks of Helm (see the module's docstring), and what it has read: one for each scan."""
 
-    def __init__(self, deployed: dict[Path, Path], roots: ChartRoots, judge: Judge | None) -> None:
+    def __init__(self, settings: HelmSettings, deployed: dict[Path, Path], roots: ChartRoots,
+                 judge: Judge | None) -> None:
+        self._settings = settings
         self._deployed = deployed  # by resolved path, the values files the policy deploys, and their charts
         self._roots = roots
         self._judge = judge
@@ -79,7 +81,7 @@ class HelmReader:
         roots = ChartRoots()
         charted = [root for path in walked if kinds.may_hold_images(path.name)
                    and (root := roots.of(path) or deployed.get(path.resolve())) is not None]
-        return cls(deployed, roots, _judged(charted, settings, env) if charted else None)
+        return cls(settings, deployed, roots, _judged(charted, settings, env) if charted else None)
 
     def in_chart(self, path: Path) -> InChart:
         """Where a file of the scan lies among its charts, and its chart as Helm rendered it. A PinguardError: the
@@ -93,13 +95,15 @@ class HelmReader:
         return InChart(path, root, deployed_in is not None, chart)
 
     def values(self, path: Path, text: str, sources: SourceSettings) -> Searched:
-        """A values file read without Helm: against the chart at hand, read once a scan."""
+        """A values file read without Helm: against the chart at hand, read once a scan, unless the policy says its
+        chart reads `digest:` (`helm.digest-read`)."""
         from pinguard.helm.charts import ChartCache
         from pinguard.helm.values import read
 
         if self._charts is None:
             self._charts = ChartCache()
-        return read(path.as_posix(), text, sources, self._charts)
+        name = path.as_posix()
+        return read(name, text, sources, self._charts, digest_read=self._settings.chart_reads_digest(name))
 
 
 def _pulled(settings: HelmSettings, env: Mapping[str, str], walked: Sequence[Path]) -> HelmSettings:

@@ -1,6 +1,8 @@
-"""What the policy and the command line say about Helm: which binary, and how each chart is deployed."""
+"""What the policy and the command line say about Helm: which binary, how each chart is deployed, and which
+values files belong to a chart that reads image `digest:` though it is not at hand."""
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +73,12 @@ class HelmSettings:
     cache_dir: Path | None = None  # where renders and pulled charts are kept between runs
     # The policy's `registries` rates: the pace of `helm pull` from a registry, as of every request to it.
     rates: tuple[tuple[str, float], ...] = ()
+    # The policy's `helm.digest-read`: globs of values files whose chart, not at hand, reads image `digest:`.
+    digest_read: tuple[str, ...] = ()
+
+    def chart_reads_digest(self, path: str) -> bool:
+        """Whether the policy says the chart of the values file `path` (as the scan names it) reads `digest:`."""
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)
 
     def of_chart(self, chart: Path) -> list[Deployment]:
         """How `chart` is deployed: as the policy says, else its `values.yaml` alone and each

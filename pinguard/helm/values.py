@@ -92,18 +92,19 @@ _SHARED = ("imageRegistry", "imageNamespace")
 _TAG_TEXT = re.compile(r"[\w.+-]+")
 
 
-def read(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None
-         ) -> Searched:
+def read(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None,
+         *, digest_read: bool = False) -> Searched:
     """The references of a values file, read as the sources read every file (`kinds.find`): a values file that is a
     template line by line, a value YAML aliases reach from several places once."""
-    return kinds.find(path, text, SOURCE, settings, source=functools.partial(find, charts=charts))
+    return kinds.find(path, text, SOURCE, settings,
+                      source=functools.partial(find, charts=charts, digest_read=digest_read))
 
 
-def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None
-         ) -> Searched:
-    """`settings` may say this file's chart reads `digest`, whether or not it is at hand; `charts`: the charts the scan
-    has read (`reader.py` holds them, one cache a scan); None: this file's chart is read afresh."""
-    digest_read = settings.chart_reads_digest(path)
+def find(path: str, text: str, settings: SourceSettings = DEFAULT_SETTINGS, charts: ChartCache | None = None,
+         *, digest_read: bool = False) -> Searched:
+    """`digest_read`: the policy says this file's chart reads `digest`, whether or not it is at hand
+    (`HelmSettings.chart_reads_digest`); `charts`: the charts the scan has read (`reader.py` holds them, one cache a
+    scan); None: this file's chart is read afresh."""
     where = Located(text, path, SOURCE)
     charts = ChartCache() if charts is None else charts
     chart = charts.chart_at_hand(path) if not digest_read else None

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pinguard.errors import InvalidReference, PinguardError
 from pinguard.lock.actions import FIELDS as ACTION_FIELDS
 from pinguard.lock.actions import ActionEntry, ActionIndex
-from pinguard.provenance.model import Build, Evidence, Sbom, Signature
+from pinguard.provenance.evidence import Build, Evidence, Sbom, Signature
 from pinguard.reference import parse
 from pinguard.registry.manifest import INDEX_TYPES, MANIFEST_TYPES, Platform, as_runtimes_match
 from pinguard.resolve.tags import TagKind

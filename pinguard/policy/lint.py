@@ -61,7 +61,7 @@ def lint(paths: Sequence[str], policy: Policy, lock_path: Path, *, scan: ScanSet
     kept: list[ScannedFile] = []
     documents = _Documents(policy, _Rules.of(policy), context)
     if scan is None:
-        scan = ScanSettings(policy.sources, policy.helm, policy.kustomize)
+        scan = ScanSettings(helm=policy.helm, kustomize=policy.kustomize)
     files = each_file(paths, errors, replace(scan, sources=replace(scan.sources, reader=documents)))
     with collector_paused():
         found = findings(policy, _keeping(files, kept) if keep_files else files, context, lock_text or "",

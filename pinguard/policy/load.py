@@ -64,11 +64,10 @@ from pinguard.errors import PinguardError
 from pinguard.helm.settings import ClusterContext, Deployment, HelmSettings, RemoteChart
 from pinguard.kustomize.settings import KustomizeSettings
 from pinguard.policy.catalog import RULES
-from pinguard.policy.files import PRESETS, PROJECT_POLICY
+from pinguard.policy.locations import PRESETS, PROJECT_POLICY
 from pinguard.policy.model import Layer, Policy, ProvenanceSection, Sidecar
 from pinguard.provenance.trust import Trust
 from pinguard.resolve.tags import TagRule, TagRules
-from pinguard.sources.base import SourceSettings
 from pinguard.untrusted_text import shown
 
 LEVELS = ("error", "warning", "off")
@@ -139,7 +138,7 @@ def _read(path: Path, seen: tuple[Path, ...]) -> Layer:
     tags = tuple(_tag_rule(path, entry) for entry in data.get("tags") or [])
     own = Layer(rules=_rules(path, data.get("rules") or {}), exclude=tuple(data.get("exclude") or []), tags=tags,
                 rates=_rates(path, data.get("registries") or {}),
-                **_helm(path, data.get("helm") or {}), kustomize=_kustomize(path, data.get("kustomize") or {}),
+                helm=_helm(path, data.get("helm") or {}), kustomize=_kustomize(path, data.get("kustomize") or {}),
                 provenance=_provenance(path, data.get("provenance") or {}),
                 sidecars=_sidecars(path, data.get("sidecars") or []), ecr=_ecr(path, data.get("ecr") or {}))
     return _laid_over(base, own)
@@ -183,8 +182,8 @@ def _laid_over(base: Layer, top: Layer) -> Layer:
                               else over.notation_authorities))
     return Layer(rules=rules, exclude=base.exclude + top.exclude, tags=top.tags + base.tags,
                  rates={**base.rates, **top.rates},
-                 sources=SourceSettings(base.sources.digest_read + top.sources.digest_read),
-                 helm=HelmSettings(top.helm.binary or base.helm.binary, base.helm.deployments + top.helm.deployments),
+                 helm=HelmSettings(top.helm.binary or base.helm.binary, base.helm.deployments + top.helm.deployments,
+                                   digest_read=base.helm.digest_read + top.helm.digest_read),
                  kustomize=KustomizeSettings(top.kustomize.binary or base.kustomize.binary),
                  provenance=provenance, sidecars=base.sidecars + top.sidecars, ecr={**base.ecr, **top.ecr})
 
@@ -264,9 +263,8 @@ def _rates(path: Path, registries: dict[Any, Any]) -> dict[str, float]:
     return rates
 
 
-def _helm(path: Path, helm: dict[Any, Any]) -> dict[str, Any]:
-    """`helm: {digest-read: [GLOB], binary: PATH, charts: [{chart, values, set}]}`: the sources' settings (the
-    globs) and Helm's, as a Layer's `sources` and `helm`."""
+def _helm(path: Path, helm: dict[Any, Any]) -> HelmSettings:
+    """`helm: {digest-read: [GLOB], binary: PATH, charts: [{chart, values, set}]}`."""
     where = f"invalid policy {path}: helm"
     _known_keys(where, helm, ("digest-read", "binary", "charts"))
     globs = helm.get("digest-read", [])
@@ -281,7 +279,7 @@ def _helm(path: Path, helm: dict[Any, Any]) -> dict[str, Any]:
     if not isinstance(charts, list):
         raise PolicyError(f"{where}.charts: expected a list of {{chart, values, set}}")
     deployments = tuple(_deployment(path, f"{where}.charts[{index}]", entry) for index, entry in enumerate(charts))
-    return {"sources": SourceSettings(tuple(globs)), "helm": HelmSettings(binary, deployments)}
+    return HelmSettings(binary, deployments, digest_read=tuple(globs))
 
 
 def _kustomize(path: Path, section: dict[Any, Any]) -> KustomizeSettings:
@@ -444,6 +442,6 @@ def _validated(merged: Layer, paths: str) -> Policy:
                   provenance.notation_authorities or ())
     helm = replace(merged.helm, rates=tuple(sorted(merged.rates.items())))  # `helm pull`'s pace too
     return Policy(rules=rules, exclude=merged.exclude, tag_rules=TagRules(merged.tags), rates=dict(merged.rates),
-                  sources=merged.sources, helm=helm, kustomize=merged.kustomize, trust=trust,
+                  helm=helm, kustomize=merged.kustomize, trust=trust,
                   lock_provenance=bool(provenance.lock),
                   sidecars=merged.sidecars, ecr=RepositorySettings(**merged.ecr))

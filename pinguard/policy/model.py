@@ -21,7 +21,6 @@ from pinguard.lock.settings import WrittenDigest
 from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
 from pinguard.resolve.tags import TagRule, TagRules
-from pinguard.sources.base import SourceSettings
 
 
 class Rule(Protocol):
@@ -91,7 +90,6 @@ class Layer:
     exclude: tuple[str, ...] = ()
     tags: tuple[TagRule, ...] = ()  # first match wins
     rates: Mapping[str, float] = field(default_factory=dict)  # `registries:`: registry -> requests per second
-    sources: SourceSettings = field(default_factory=SourceSettings)  # `helm: {digest-read}`
     helm: HelmSettings = field(default_factory=HelmSettings)  # `helm: {binary, charts}`
     kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # `kustomize:`
     provenance: ProvenanceSection = field(default_factory=ProvenanceSection)
@@ -105,7 +103,6 @@ class Policy:
     exclude: tuple[str, ...] = ()
     tag_rules: TagRules = field(default_factory=TagRules)
     rates: Mapping[str, float] = field(default_factory=dict)  # registry -> requests per second
-    sources: SourceSettings = field(default_factory=SourceSettings)  # what the sources are told
     helm: HelmSettings = field(default_factory=HelmSettings)  # which helm renders charts, and how they are deployed
     kustomize: KustomizeSettings = field(default_factory=KustomizeSettings)  # which binary builds kustomizations
     trust: Trust = field(default_factory=Trust)  # what signatures are verified against

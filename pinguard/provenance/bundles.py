@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pinguard.provenance.model import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature
+from pinguard.provenance.evidence import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature
 from pinguard.provenance.payloads import Unreadable, Unverified, load_json
 from pinguard.provenance.trust import Trust
 from pinguard.reference import is_digest

@@ -4,7 +4,7 @@ Standard library only, like the model it compares.
 """
 from __future__ import annotations
 
-from pinguard.provenance.model import OUTDATED, Build, Evidence, Signature
+from pinguard.provenance.evidence import OUTDATED, Build, Evidence, Signature
 
 
 def lost(before: Evidence, now: Evidence) -> list[str]:

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pinguard.errors import NotFound, RegistryError
-from pinguard.provenance.model import (
+from pinguard.provenance.evidence import (
     COSIGN_ATTESTATION,
     COSIGN_SIGNATURE,
     IN_TOTO,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from pinguard.clock import utc_now
 from pinguard.errors import PinguardError
 from pinguard.provenance import bundles, discovery, signatures, statements
-from pinguard.provenance.model import SIGSTORE_BUNDLE, Build, Evidence, Sbom, Signature
+from pinguard.provenance.evidence import SIGSTORE_BUNDLE, Build, Evidence, Sbom, Signature
 from pinguard.provenance.trust import Trust
 from pinguard.reference import parse
 

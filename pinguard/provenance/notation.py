@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import Layer, Signature
+from pinguard.provenance.evidence import Layer, Signature
 from pinguard.provenance.payloads import (
     Unreadable,
     Unverified,

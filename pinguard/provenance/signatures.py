@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 
 from pinguard.errors import InvalidReference, PinguardError
-from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Artifact, Layer, Signature
+from pinguard.provenance.evidence import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Artifact, Layer, Signature
 from pinguard.provenance.notation import NOTATION_COSE, NOTATION_JWS, anchors, verify_notation
 from pinguard.provenance.payloads import (
     Unreadable,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from pinguard.provenance.model import (
+from pinguard.provenance.evidence import (
     COSIGN_ATTESTATION,
     CYCLONEDX,
     IN_TOTO,

@@ -10,7 +10,7 @@ from pinguard.reference import Reference
 from pinguard.resolve.tags import TagKind
 
 if TYPE_CHECKING:  # the evidence records are loaded where evidence is gathered or read
-    from pinguard.provenance.model import Evidence
+    from pinguard.provenance.evidence import Evidence
 
 
 @dataclass(frozen=True)

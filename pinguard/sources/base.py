@@ -1,7 +1,6 @@
 """What every source module returns: image references with their exact place in the text."""
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
@@ -170,10 +169,9 @@ class Unreadable(SourceError):
 
 @dataclass(frozen=True)
 class SourceSettings:
-    """What a policy tells the sources before they read a file (the charts a scan has read are Helm's own:
-    pinguard.helm.reader)."""
+    """What the sources are told before they read a file: who else reads what they compose. (Helm's settings,
+    and the charts a scan has read, are Helm's own: pinguard.helm.)"""
 
-    digest_read: tuple[str, ...] = ()  # globs: values files whose chart, not at hand, reads image `digest:`
     # Who else reads each document the sources compose (`check`'s rules, given by `policy.lint.lint`); None: nobody.
     reader: DocumentReader | None = field(default=None, compare=False, repr=False)
 
@@ -181,9 +179,6 @@ class SourceSettings:
         """Hand one document a source composed to the `reader`, if any."""
         if self.reader is not None:
             self.reader(document, where)
-
-    def chart_reads_digest(self, path: str) -> bool:
-        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.digest_read)
 
 
 DEFAULT_SETTINGS = SourceSettings()  # no policy: what the sources do on their own

@@ -6,7 +6,6 @@ import io
 from pathlib import Path
 
 import pinguard
-from pinguard.commands.options import Options
 from pinguard.commands.reporter import Reporter
 
 PACKAGE = Path(pinguard.__file__).parent
@@ -22,12 +21,6 @@ def test_errors_warnings_and_notes_each_get_their_prefix_a_line_each() -> None:
     assert err.getvalue().splitlines() == ["pinguard: error: --jobs must be at least 1", "pinguard: warning: one",
                                            "pinguard: warning: two",
                                            "pinguard: pod.yaml:3:12: busybox:1.36 is not in pinguard.lock"]
-
-
-def test_the_options_report_on_their_stderr() -> None:
-    out, err = io.StringIO(), io.StringIO()
-    Options(out, err).report.error("boom")
-    assert err.getvalue() == "pinguard: error: boom\n" and out.getvalue() == ""
 
 
 def _prefixed(path: Path) -> set[str]:

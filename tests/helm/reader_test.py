@@ -37,3 +37,14 @@ def test_a_values_file_the_policy_deploys_belongs_to_its_chart_wherever_it_lies(
     placed = HelmReader.for_scan(settings, {}, [prod]).in_chart(prod)
     assert (placed.root, placed.named) == (chart, True)
     assert kinds.detect(prod.as_posix(), BLOCK, chart=placed.folder, named_values=placed.named) == kinds.HELM
+
+
+def test_a_values_file_the_policy_says_is_read_for_digest_gets_its_digest_beside_the_tag(tmp_path: Path) -> None:
+    """`helm.digest-read`: the chart is not at hand, and the policy says it reads `digest:`."""
+    values = tmp_path / "deploy" / "values.yaml"
+    values.parent.mkdir()
+    values.write_text(BLOCK)
+    for globs, prefix in (((), "@"), ((f"{tmp_path.as_posix()}/deploy/*.yaml",), "  digest: ")):
+        helm = HelmReader.for_scan(HelmSettings(digest_read=globs), {}, [values])
+        (found,) = helm.values(values, BLOCK, SourceSettings()).found
+        assert found.digest_field is not None and found.digest_field.prefix == prefix

@@ -61,7 +61,7 @@ def _lock(helm: str, tmp_path: Path) -> None:
     """The lock of what the chart renders, made from a scan as `lock` makes it (test digests, no registry)."""
     policy = for_command([])
     helm_settings = replace(policy.helm, binary=helm, cache_dir=tmp_path / "cache")
-    result = scan_paths(["."], ScanSettings(policy.sources, helm_settings))
+    result = scan_paths(["."], ScanSettings(helm=helm_settings))
     assert result.errors == []
     assert {str(found.reference) for found in result.found if found.reference} == set(IMAGES)
     lockfile.write(Path("pinguard.lock"), lock_for(result.found))
@@ -226,7 +226,7 @@ def test_a_charts_own_values_are_traced_where_a_deployment_does_not_list_them(
         "helm:\n  charts:\n    - chart: deploy/demo\n      values: [values-prod.yaml]\n")
     monkeypatch.chdir(tmp_path)
     policy = for_command([])
-    result = scan_paths(["deploy"], ScanSettings(policy.sources, replace(policy.helm, binary=helm)))
+    result = scan_paths(["deploy"], ScanSettings(helm=replace(policy.helm, binary=helm)))
     assert result.errors == []
     assert sorted((found.path, found.line, found.value) for found in result.found) == [
         ("deploy/demo/values.yaml", 4, "1.25"), ("deploy/demo/values.yaml", 10, "v0.15.0")]

@@ -68,3 +68,11 @@ def test_a_cluster_named_wrong_is_a_policy_error_naming_the_key(tmp_path: Path, 
     policy.write_text(f"helm:\n  charts:\n    - chart: app\n      {entry}\n")
     with pytest.raises(PolicyError, match=re.escape(f"invalid policy {policy}: helm.{message}")):
         load([policy])
+
+
+def test_the_policy_names_values_files_whose_chart_reads_digest_by_glob() -> None:
+    settings = HelmSettings(digest_read=("deploy/*.yaml", "charts/*/values-*.yaml"))
+    assert settings.chart_reads_digest("deploy/values.yaml")
+    assert settings.chart_reads_digest("charts/api/values-prod.yaml")
+    assert not settings.chart_reads_digest("Deploy/values.yaml")  # as written, on every system
+    assert not HelmSettings().chart_reads_digest("deploy/values.yaml")

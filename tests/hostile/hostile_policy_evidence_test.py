@@ -21,7 +21,7 @@ from pinguard.lock.lockfile import Copy, Lock, LockEntry, LockfileError
 from pinguard.policy.load import PolicyError, load
 from pinguard.policy.rules import require_provenance, require_sbom, require_signature
 from pinguard.policy.rules.common import Context
-from pinguard.provenance.model import OUTDATED, Build, Evidence, Sbom, Signature
+from pinguard.provenance.evidence import OUTDATED, Build, Evidence, Sbom, Signature
 from pinguard.reference import parse
 from pinguard.sources.base import Found, Span
 

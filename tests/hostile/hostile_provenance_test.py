@@ -24,7 +24,7 @@ from pinguard.errors import RegistryError
 from pinguard.lock import lockfile
 from pinguard.provenance import discovery
 from pinguard.provenance.discovery import discover
-from pinguard.provenance.model import OUTDATED, Evidence
+from pinguard.provenance.evidence import OUTDATED, Evidence
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.manifest import ManifestBody, Platform, platforms_of, select_platforms

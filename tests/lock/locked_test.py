@@ -25,7 +25,7 @@ from pinguard.lock.locked import admitted, find, held
 from pinguard.lock.lockfile import Copy, Lock, LockEntry
 from pinguard.policy.load import for_command
 from pinguard.policy.rules.require_signature import ID as RULE
-from pinguard.provenance.model import Evidence, Signature
+from pinguard.provenance.evidence import Evidence, Signature
 from pinguard.reference import parse
 from testing.fake_kube import FakeKube, image_id_for, pod
 from tests.admission.helpers import admit, pod_spec

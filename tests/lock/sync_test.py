@@ -15,7 +15,7 @@ from pinguard.lock import lockfile, sync, verify
 from pinguard.lock.claims import Claims
 from pinguard.lock.lockfile import LockEntry
 from pinguard.lock.sync import LockUpdate, sync_lock
-from pinguard.provenance.model import Evidence
+from pinguard.provenance.evidence import Evidence
 from pinguard.provenance.trust import Trust
 from pinguard.reference import Reference
 from pinguard.registry.client import RegistryClient

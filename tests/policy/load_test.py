@@ -89,7 +89,7 @@ sidecars: [{image: "b:*"}]
     policy = load([base, top])
     assert policy.exclude == ("a/*", "b/*")
     assert [rule.repository for rule in policy.tag_rules.rules] == ["x/*", "*"]
-    assert policy.sources.digest_read == ("a.yaml", "b.yaml")
+    assert policy.helm.digest_read == ("a.yaml", "b.yaml")
     assert policy.helm.binary == str(tmp_path / "tools/helm")  # kept: `top` sets none
     assert [deployment.chart for deployment in policy.helm.deployments] == [tmp_path / "a", tmp_path / "b"]
     assert (policy.lock_provenance, policy.trust.keys, policy.trust.trusted_root) == (False, (), tmp_path / "root.json")

@@ -21,7 +21,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from pinguard.provenance.bundles import verify_bundle
-from pinguard.provenance.model import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature
+from pinguard.provenance.evidence import IN_TOTO, SIGSTORE_BUNDLE, Artifact, Layer, Signature
 from pinguard.provenance.trust import Trust
 from testing.signing import (
     SIGSTORE_IDENTITY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pinguard.provenance.changes import differences, lost
-from pinguard.provenance.model import OUTDATED, Build, Evidence, Sbom, Signature
+from pinguard.provenance.evidence import OUTDATED, Build, Evidence, Sbom, Signature
 
 SUBJECT, STATEMENT, SBOM, PLATFORM = ("sha256:" + c * 64 for c in "abcd")
 BUILD = Build("https://slsa.dev/provenance/v1", "https://github.com/actions/runner", "https://github.com/acme/app",

@@ -13,7 +13,13 @@ import pytest
 from pinguard.errors import DigestMismatch, RegistryError
 from pinguard.provenance import discovery
 from pinguard.provenance.discovery import SBOMS, Discovered, discover
-from pinguard.provenance.model import COSIGN_ATTESTATION, COSIGN_SIGNATURE, IN_TOTO, NOTATION_SIGNATURE, SIGSTORE_BUNDLE
+from pinguard.provenance.evidence import (
+    COSIGN_ATTESTATION,
+    COSIGN_SIGNATURE,
+    IN_TOTO,
+    NOTATION_SIGNATURE,
+    SIGSTORE_BUNDLE,
+)
 from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.registry.settings import RegistrySettings

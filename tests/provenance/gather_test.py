@@ -13,8 +13,8 @@ import pytest
 from pinguard.errors import NotFound, PinguardError
 from pinguard.provenance import discovery
 from pinguard.provenance.discovery import Discovered
+from pinguard.provenance.evidence import COSIGN_SIGNATURE, IN_TOTO, SLSA_V02, SPDX, Artifact, Signature
 from pinguard.provenance.gather import gather, gather_all
-from pinguard.provenance.model import COSIGN_SIGNATURE, IN_TOTO, SLSA_V02, SPDX, Artifact, Signature
 from pinguard.provenance.trust import Trust
 from testing import signing
 

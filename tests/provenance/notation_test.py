@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from pinguard.errors import PinguardError
-from pinguard.provenance.model import Signature
+from pinguard.provenance.evidence import Signature
 from pinguard.provenance.notation import NOTATION_COSE
 from pinguard.provenance.signatures import verify
 from pinguard.provenance.trust import Trust

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from pinguard.errors import PinguardError
 from pinguard.provenance import signatures
-from pinguard.provenance.model import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Layer, Signature
+from pinguard.provenance.evidence import COSIGN_SIGNATURE, NOTATION_SIGNATURE, Layer, Signature
 from pinguard.provenance.payloads import MAX_SIGNATURE_BYTES, Unreadable
 from pinguard.provenance.signatures import verify
 from pinguard.provenance.trust import Trust

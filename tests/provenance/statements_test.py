@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pinguard.provenance import statements
-from pinguard.provenance.model import (
+from pinguard.provenance.evidence import (
     COSIGN_ATTESTATION,
     CYCLONEDX,
     IN_TOTO,

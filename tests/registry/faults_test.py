@@ -58,7 +58,8 @@ def test_retry_after_is_honoured(fake: FakeRegistry, client: RegistryClient) -> 
     fake.add(*healthy(Route("HEAD", MANIFEST_PATH, [Response(429, {"Retry-After": "1"})])))
     started = time.monotonic()
     head = client.head_manifest(REGISTRY, REPO, "v1")
-    # The policy's own backoff is at most 0.05 s, so a wait this long is the server's Retry-After.
+    # The policy's own backoff is at most 0.05 s, so a wait this long is the server's Retry-After (a lower
+    # bound: a busy machine only lengthens it).
     assert time.monotonic() - started >= 0.9
     assert head.digest == INDEX.digest
     assert len(fake.requests) == 2
@@ -94,12 +95,10 @@ def test_429s_are_waits_not_attempts(fake: FakeRegistry, client: RegistryClient)
 def test_429_forever_ends_at_the_deadline(fake: FakeRegistry, tmp_path: Path) -> None:
     fake.add(*healthy(Route("*", MANIFEST_PATH, Response(429))))
     settings = dataclasses.replace(settings_for(fake.url, tmp_path), rates={REGISTRY: 20.0}, timeout=1.5)
-    started = time.monotonic()
     with RegistryClient(settings) as client, pytest.raises(DeadlinePassed) as caught:
         client.head_manifest(REGISTRY, REPO, "v1")
-    # A turn past the deadline is refused at once, not slept for (within scheduling slack; `pacer_test.py` holds the
-    # exact bound on a fake clock).
-    assert time.monotonic() - started < 1.5 + 0.5
+    # The deadline ended it (429s alone wait forever); that a turn past it is refused at once, not slept
+    # for, `pacer_test.py` holds on a fake clock.
     message = str(caught.value)
     assert message.startswith(f"{REGISTRY}: the run's deadline (1.5 s, --timeout) came first; held to ")
     assert "request/s, lowered from 20 after 429s (--rate or policy)" in message
@@ -180,10 +179,8 @@ def test_blob_redirected_to_another_host_loses_the_authorization(fake: FakeRegis
 
 def test_plain_http_mirror_off_loopback_fails_before_any_traffic(outside: list[str], tmp_path: Path) -> None:
     settings = settings_for("http://10.0.0.1:5000", tmp_path)
-    started = time.monotonic()
     with RegistryClient(settings) as client, pytest.raises(PinguardError) as caught:
         client.head_manifest(REGISTRY, REPO, "v1")
-    assert time.monotonic() - started < 0.5
     assert "refusing plain HTTP to 10.0.0.1:5000" in str(caught.value)
     assert "--insecure-registry 10.0.0.1:5000" in str(caught.value)
     assert outside == []

@@ -10,7 +10,6 @@ import base64
 import dataclasses
 import io
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -142,10 +141,9 @@ def test_a_slow_drip_is_bounded_in_total_time(fake: FakeRegistry, tmp_path: Path
     headers = {"Content-Type": IMAGE.media_type, "Docker-Content-Digest": IMAGE.digest}
     fake.add(Route("GET", rf"/v2/{REPO}/manifests/v1", Drip(Response(200, headers, body), interval=0.05)))
     settings = settings_for(fake.url, tmp_path, read_timeout=1.0)  # each byte comes well within it
-    started = time.monotonic()
+    # Only the total-time bound says this: every byte came within the read timeout, and the drip would end.
     with RegistryClient(settings) as client, pytest.raises(RegistryError, match="still arriving after 1 s"):
         client.cached_manifest(REGISTRY, REPO, "v1")
-    assert time.monotonic() - started < 3
 
 
 def test_token_answers_are_capped(fake: FakeRegistry, tmp_path: Path) -> None:

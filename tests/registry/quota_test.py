@@ -45,6 +45,12 @@ def families(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Families]:
         yield Families(registry, [f"{ECR}/{reference}" for reference in pushed])
 
 
+def ecr_quota(rate: float, retry_after: int | None = None) -> Quota:
+    """ECR Public's bucket, forgiving a request stamped up to half a turn (at most 0.3 s) early: the
+    proxy's threads wake late on a busy machine. Requests sent unpaced are still refused at once."""
+    return Quota(rate, retry_after=retry_after, lateness=min(0.3, 0.5 / rate))
+
+
 def quota_proxy(registry: RunningRegistry, quota: Quota | None) -> LatencyProxy:
     assert registry.token_server is not None
     return LatencyProxy(registry.url, delay=0, ca_file=registry.ca_file, token_url=registry.token_server.url,
@@ -67,7 +73,7 @@ def resolve(proxy: LatencyProxy, references: list[str], home: Path, *flags: str,
 
 
 def test_forty_references_at_two_requests_a_second(families: Families, tmp_path: Path) -> None:
-    with quota_proxy(families.registry, Quota(rate=2.0)) as proxy:
+    with quota_proxy(families.registry, ecr_quota(2.0)) as proxy:
         run = resolve(proxy, families.references, tmp_path, "--rate", f"{ECR}=2")
     assert run.status == 0, run.err
     assert len(run.out.splitlines()) == 40
@@ -83,7 +89,7 @@ def test_forty_references_at_two_requests_a_second(families: Families, tmp_path:
 
 def test_ecr_public_is_held_to_one_a_second_and_the_deadline_says_why(families: Families, tmp_path: Path) -> None:
     references = families.references[:20]
-    with quota_proxy(families.registry, Quota(rate=1.0)) as proxy:
+    with quota_proxy(families.registry, ecr_quota(1.0)) as proxy:
         run = resolve(proxy, references, tmp_path, "--timeout", "4")
     assert run.status == 2
     lines = run.err.splitlines()
@@ -100,7 +106,7 @@ def test_ecr_public_is_held_to_one_a_second_and_the_deadline_says_why(families: 
 
 
 def test_credentials_raise_ecr_publics_pace(families: Families, tmp_path: Path) -> None:
-    with quota_proxy(families.registry, Quota(rate=10.0)) as proxy:
+    with quota_proxy(families.registry, ecr_quota(10.0)) as proxy:
         docker = tmp_path / ".docker"
         docker.mkdir()
         auth = base64.b64encode(":".join(READ_CREDENTIALS).encode()).decode()
@@ -113,20 +119,21 @@ def test_credentials_raise_ecr_publics_pace(families: Families, tmp_path: Path) 
 
 
 def test_retry_after_holds_every_thread(families: Families, tmp_path: Path) -> None:
-    with quota_proxy(families.registry, Quota(rate=2.0, retry_after=1)) as proxy:
+    with quota_proxy(families.registry, ecr_quota(2.0, retry_after=1)) as proxy:
         run = resolve(proxy, families.references[:10], tmp_path, "--rate", f"{ECR}=20")  # more than it allows
     assert run.status == 0, run.err
     refused = [a.at for a in proxy.arrivals if a.throttled]
     assert refused  # the configured rate was too high: the registry said so
     for at in refused:
-        # Requests already on their way may arrive with the refusal; none is sent during the wait.
-        assert not [a for a in proxy.arrivals if at + 0.1 < a.at < at + 0.95]
+        # Requests already on their way may arrive up to 0.3 s after the refusal (a proxy thread woken
+        # late); none is sent during the wait.
+        assert not [a for a in proxy.arrivals if at + 0.3 < a.at < at + 0.95]
 
 
 def test_a_registry_nobody_said_was_limited_slows_down_at_its_429s(families: Families, tmp_path: Path) -> None:
     other = "registry.example.com"  # not ECR Public: no pace is known for it
     references = [reference.replace(ECR, other) for reference in families.references[:20]]
-    with quota_proxy(families.registry, Quota(rate=5.0)) as proxy:
+    with quota_proxy(families.registry, ecr_quota(5.0)) as proxy:
         run = resolve(proxy, references, tmp_path, registry=other)
     assert run.status == 0, run.err  # 429 is a wait: nothing failed
     assert len(run.out.splitlines()) == 20

@@ -162,7 +162,7 @@ def test_a_head_answer_has_no_body_and_keeps_the_connection(pool: Pool) -> None:
 def test_an_idle_connection_closed_by_the_server_is_not_reused(pool: Pool) -> None:
     server, script = serve(OK, OK, close_after={0})  # hangs up without saying so
     get(pool, server.url)
-    assert script.hung_up.wait(2)
+    assert script.hung_up.wait(30)
     assert get(pool, server.url)[1] == b"hello"
     assert script.connections == 2
     server.close()

@@ -3,21 +3,17 @@ and the frozen alias behind a moving tag found newest first."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from pinguard.errors import NotFound
 from pinguard.reference import parse
-from pinguard.registry.cache import RegistryCache
 from pinguard.registry.client import RegistryClient
 from pinguard.resolve.resolved import Resolved
 from pinguard.resolve.resolver import Resolver
 from pinguard.resolve.tags import TagKind
 from testing.fake_registry import FakeRegistry, serve_manifests
 from testing.images import Manifest, multi_platform
-from tests.registry.conftest import REGISTRY, settings_for
+from tests.registry.conftest import REGISTRY
 
 REPO = "deep-learning-containers/ray"
 TAGS_PATH = f"/v2/{REPO}/tags/list"
@@ -70,18 +66,6 @@ def test_frozen_alias_newest_first(
     assert head_paths == [f"/v2/{REPO}/manifests/{tag}" for tag in heads]
     assert [r.path for r in fake.requests if r.method == "GET" and "/manifests/" in r.path] == [
         f"/v2/{REPO}/manifests/{MOVING}"]  # the moving tag itself: one GET, hashed
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeRegistry]:
-    with FakeRegistry() as started:
-        yield started
-
-
-@pytest.fixture
-def client(fake: FakeRegistry, tmp_path: Path) -> Iterator[RegistryClient]:
-    with RegistryClient(settings_for(fake.url, tmp_path), RegistryCache(tmp_path / "cache")) as opened:
-        yield opened
 
 
 def test_each_reference_is_resolved_once_and_failures_are_returned(fake: FakeRegistry,

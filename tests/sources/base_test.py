@@ -18,15 +18,6 @@ def test_a_source_error_shows_what_it_quotes_cut_and_escaped() -> None:
     assert isinstance(Unreadable("YAML nested too deeply to read", 1, 1), SourceError)
 
 
-def test_the_policy_names_values_files_whose_chart_reads_digest_by_glob() -> None:
-    settings = SourceSettings(digest_read=("deploy/*.yaml", "charts/*/values-*.yaml"))
-    assert settings.chart_reads_digest("deploy/values.yaml")
-    assert settings.chart_reads_digest("charts/api/values-prod.yaml")
-    assert not settings.chart_reads_digest("Deploy/values.yaml")  # as written, on every system
-    assert not SourceSettings().chart_reads_digest("deploy/values.yaml")
-
-
-def test_the_charts_a_scan_has_read_are_no_part_of_what_the_policy_says() -> None:
-    """They are Helm's, held for the scan by its `HelmReader` (pinguard/helm/reader.py)."""
-    said = SourceSettings(digest_read=("deploy/*.yaml",))
-    assert "charts" not in {item.name for item in fields(SourceSettings)} and "charts" not in repr(said)
+def test_helm_is_no_part_of_what_the_sources_are_told() -> None:
+    """Helm's settings, and the charts a scan has read, are Helm's: `HelmSettings`, and the scan's `HelmReader`."""
+    assert {item.name for item in fields(SourceSettings)} == {"reader"}

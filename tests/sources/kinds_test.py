@@ -71,11 +71,12 @@ def test_every_source_is_in_the_one_table_under_its_own_kind() -> None:
 
 
 def test_the_settings_reach_the_source_through_the_table() -> None:
-    values = 'image:\n  repository: nginx\n  tag: "1.25"\n'
-    ((alone,), (told,)) = (kinds.find("deploy/values.yaml", values, "helm", settings, helm_values.find).found
-                           for settings in (SourceSettings(), SourceSettings(digest_read=("deploy/*",))))
-    assert alone.digest_field is not None and alone.digest_field.prefix == "@"  # no chart at hand: beside the tag
-    assert told.digest_field is not None and told.digest_field.prefix == "  digest: "  # the policy: the chart reads it
+    values = 'image:\n  repository: nginx\n  tag: "1.25"\n---\nimage: busybox\n'
+    read: list[tuple[str, int]] = []
+    settings = SourceSettings(reader=lambda document, where: read.append((where.path, document.start_mark.line)))
+    found = kinds.find("deploy/values.yaml", values, "helm", settings, helm_values.find).found
+    assert [str(item.reference) for item in found] == ["docker.io/library/nginx:1.25", "docker.io/library/busybox"]
+    assert read == [("deploy/values.yaml", 0), ("deploy/values.yaml", 4)]  # each document handed on, once
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from testing.fake_registry import (
     serve_manifests,
 )
 from testing.images import multi_platform
-from testing.proxy import LatencyProxy, kind_of
+from testing.proxy import LatencyProxy, Quota, kind_of
 from testing.registry import make_tls
 from testing.token_server import TokenServer
 
@@ -224,3 +224,13 @@ def test_bodies_of_unknown_length_are_streamed_chunked() -> None:
     assert answer.status_code == 200
     assert answer.headers["Transfer-Encoding"] == "chunked"
     assert answer.json() == {"tags": ["a"]}
+
+
+def test_the_quota_refuses_a_request_before_its_turn_and_forgives_only_the_lateness_it_is_given() -> None:
+    strict, forgiving = Quota(rate=1.0), Quota(rate=1.0, lateness=0.3)
+    start = time.monotonic()
+    assert strict.admit(start) and forgiving.admit(start)  # full at the start
+    assert not strict.admit(start + 0.8)
+    assert forgiving.admit(start + 0.8)  # 0.2 s early: a thread woken late for the one before
+    assert not forgiving.admit(start + 0.9)  # the bucket is in debt now: early again is refused
+    assert forgiving.admit(start + 2.0)

@@ -11,7 +11,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 from pinguard.findings import Problem
 from pinguard.lock.locked import Locked, find
 from pinguard.lock.lockfile import Lock, LockEntry
-from pinguard.provenance.model import Evidence
+from pinguard.provenance.evidence import Evidence
 from pinguard.resolve.tags import TagRules
 from pinguard.sources import kinds
 from pinguard.sources.base import Found

@@ -34,7 +34,7 @@ from pinguard.policy.rules.common import (
     uncovered,
     unread,
 )
-from pinguard.provenance.model import Build, Evidence
+from pinguard.provenance.evidence import Build, Evidence
 from pinguard.sources.base import Found
 
 ID = "require-provenance"

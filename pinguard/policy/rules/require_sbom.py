@@ -16,7 +16,7 @@ from typing import Final
 from pinguard.findings import Problem
 from pinguard.lock.lockfile import LockEntry
 from pinguard.policy.rules.common import Conf, at, judged_by_evidence, named, spelled, uncovered, unread
-from pinguard.provenance.model import OUTDATED, Evidence
+from pinguard.provenance.evidence import OUTDATED, Evidence
 from pinguard.sources.base import Found
 
 ID = "require-sbom"

@@ -48,7 +48,7 @@ from pinguard.policy.rules.common import (
     uncovered,
     unread,
 )
-from pinguard.provenance.model import OUTDATED, Evidence, Signature
+from pinguard.provenance.evidence import OUTDATED, Evidence, Signature
 from pinguard.reference import parse
 from pinguard.sources.base import Found
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from pinguard.lock.lockfile import Lock, LockEntry
 from pinguard.policy.rules.common import Context
-from pinguard.provenance.model import Evidence
+from pinguard.provenance.evidence import Evidence
 from pinguard.reference import parse
 from pinguard.sources.base import Found, Span
 

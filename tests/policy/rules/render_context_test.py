@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pinguard.helm.context import Asked, notice
+from pinguard.helm.cluster_context import Asked, notice
 from pinguard.lock.lockfile import Lock
 from pinguard.policy.rules import render_context, templated
 from pinguard.policy.rules.common import Context

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinguard.policy.rules import require_provenance
-from pinguard.provenance.model import Build, Evidence
+from pinguard.provenance.evidence import Build, Evidence
 from tests.policy.rules.evidence_helpers import AMD64, CHECKED, ELSEWHERE, entry, judged
 
 RUNNER = "https://github.com/actions/runner"

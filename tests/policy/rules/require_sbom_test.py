@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pinguard.policy.rules import require_sbom
-from pinguard.provenance.model import Evidence, Sbom
+from pinguard.provenance.evidence import Evidence, Sbom
 from tests.policy.rules.evidence_helpers import AMD64, ARM64, CHECKED, ELSEWHERE, INDEX, entry, judged
 
 BOTH = {"linux/amd64": AMD64, "linux/arm64": ARM64}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from pinguard.policy.rules import require_signature
-from pinguard.provenance.model import Evidence, Signature
+from pinguard.provenance.evidence import Evidence, Signature
 from tests.policy.rules.evidence_helpers import AMD64, ARM64, CHECKED, INDEX, NAME, entry, judged
 
 KEY, OTHER_KEY = "sha256:" + "1" * 64, "sha256:" + "2" * 64

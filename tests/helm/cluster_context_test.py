@@ -11,7 +11,7 @@ import pytest
 
 from pinguard.cli import main
 from pinguard.helm.binary import locate
-from pinguard.helm.context import asked
+from pinguard.helm.cluster_context import asked
 from pinguard.helm.renders import Renderer
 from pinguard.helm.settings import ClusterContext, Deployment
 from pinguard.lock import lockfile

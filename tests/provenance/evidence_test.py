@@ -1,7 +1,7 @@
 """The provenance recorded per lock entry: what counts, what is outdated, and when it was looked for."""
 from __future__ import annotations
 
-from pinguard.provenance.model import SLSA_V1, SPDX, Build, Evidence, Sbom, Signature
+from pinguard.provenance.evidence import SLSA_V1, SPDX, Build, Evidence, Sbom, Signature
 
 IMAGE = "sha256:" + "a" * 64
 

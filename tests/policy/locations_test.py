@@ -1,8 +1,8 @@
 """Where policies are: the project's own file, found relative to where pinguard runs, and the shipped presets."""
 from __future__ import annotations
 
-from pinguard.policy.files import PRESETS, PROJECT_POLICY
 from pinguard.policy.load import load
+from pinguard.policy.locations import PRESETS, PROJECT_POLICY
 
 
 def test_the_project_policy_is_relative_to_the_folder_pinguard_runs_in() -> None:
