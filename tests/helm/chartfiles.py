@@ -4,6 +4,17 @@ from __future__ import annotations
 from pathlib import Path
 
 BLOCK = "image:\n  repository: nginx\n  tag: '1.25'\n"
+# A pod whose one image is `image.repository` and `image.tag` of the values.
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: app
+spec:
+  containers:
+    - name: app
+      image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+"""
 
 
 def write_chart(root: Path, template: str, values: str,

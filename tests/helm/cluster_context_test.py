@@ -16,6 +16,7 @@ from pinguard.helm.renders import Renderer
 from pinguard.helm.settings import ClusterContext, Deployment
 from pinguard.lock import lockfile
 from pinguard.lock.lockfile import Lock, LockEntry
+from tests.helm.chartfiles import POD
 
 APP = "docker.io/library/nginx:1.25.3"
 GATED = "quay.io/prometheus/node-exporter:v1.8.0"
@@ -41,15 +42,7 @@ spec:
       image: "{{ .Values.monitor.image.repository }}:{{ .Values.monitor.image.tag }}"
 {{- end }}
 ---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-spec:
-  containers:
-    - name: app
-      image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
-"""
+""" + POD
 
 
 def _digest(image: str) -> str:

@@ -8,17 +8,7 @@ from pathlib import Path
 import pytest
 
 from pinguard.cli import main
-
-TEMPLATE = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: app
-spec:
-  containers:
-    - name: app
-      image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
-"""
+from tests.helm.chartfiles import POD
 
 
 @pytest.fixture
@@ -27,7 +17,7 @@ def tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (chart / "templates").mkdir(parents=True)
     (chart / "env").mkdir()
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 1.0.0\n")
-    (chart / "templates" / "pod.yaml").write_text(TEMPLATE)
+    (chart / "templates" / "pod.yaml").write_text(POD)
     (chart / "values.yaml").write_text('image:\n  repository: nginx\n  tag: "1.25.3@sha256:' + "a" * 64 + '"\n')
     (chart / "env" / "prod.yaml").write_text('image:\n  repository: nginx\n  tag: "1.27.0"\n')
     (tmp_path / "deploy").mkdir()
