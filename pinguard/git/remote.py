@@ -24,10 +24,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-import selectors
 import shutil
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -37,6 +34,7 @@ from urllib.parse import urlsplit
 
 from pinguard.errors import PinguardError
 from pinguard.git.refs import RemoteRefs, parse_ls_remote
+from pinguard.read.tool import CannotStart, ToolRun, TooMuchOutput, TooSlow, run_tool
 from pinguard.untrusted_text import shown
 
 GITHUB = "https://github.com"
@@ -48,7 +46,6 @@ _TOKEN = re.compile(r"[\x21-\x7e]{1,4096}")  # printable, one word: a line break
 _NOT_PASSED = re.compile(r"GIT_CONFIG_(?:COUNT|PARAMETERS|KEY_\d+|VALUE_\d+)|GIT_TRACE\w*|GIT_CURL_VERBOSE"
                          r"|GIT_REDACT_COOKIES|GIT_ASKPASS|SSH_ASKPASS|GIT_TERMINAL_PROMPT|GIT_ALLOW_PROTOCOL"
                          r"|GIT_PROTOCOL_FROM_USER|GIT_DIR|GIT_WORK_TREE")
-_READ = 65536
 _STDERR_KEPT = 16384  # bytes of git's stderr kept for a message
 _QUOTED = 300  # characters of git's stderr a message quotes
 _REDACTED = "[token]"
@@ -166,14 +163,29 @@ class GitRemote:
         with self._count_lock:
             self._requests += 1
         url = self.settings.url(repository)
-        code, out, err = _run([self._git, "ls-remote", "--heads", "--tags", "--", url], self._environment,
-                              self.settings, repository)
-        if code != 0:
-            raise _failure(repository, url, self.settings, code, self._redacted(err))
+        listing = self._list(url, repository)
+        if listing.status != 0:
+            raise _failure(repository, url, self.settings, listing.status, self._redacted(listing.err))
         try:
-            return parse_ls_remote(out.decode("utf-8"), repository)
+            return parse_ls_remote(listing.out.decode("utf-8"), repository)
         except ValueError as error:  # UnicodeDecodeError included
             raise GitError(repository, f"{repository}: {url} listed refs git's grammar refuses: {error}") from None
+
+    def _list(self, url: str, repository: str) -> ToolRun:
+        """`git ls-remote` of `url`, bounded; GitError past `max_bytes` of output or `timeout` seconds."""
+        settings = self.settings
+        try:
+            return run_tool([self._git, "ls-remote", "--heads", "--tags", "--", url], self._environment,
+                            timeout=settings.timeout, max_out=settings.max_bytes, err_kept=_STDERR_KEPT)
+        except CannotStart as error:
+            raise GitError(repository, f"{repository}: cannot run git ({self._git}): {error}") from None
+        except TooMuchOutput:
+            raise GitError(repository, f"{repository}: the listing of its refs ran past {settings.max_bytes} "
+                                       f"bytes; git stopped") from None
+        except TooSlow:
+            raise GitUnreachable(repository, f"{repository}: the listing of its refs from {settings.host} did not "
+                                             f"finish within {settings.timeout:g} s: the time ran out, git "
+                                             f"stopped") from None
 
     def _listed(self, repository: str) -> RemoteRefs | PinguardError:
         try:
@@ -213,68 +225,6 @@ def _git_environment(settings: GitSettings) -> dict[str, str]:
         environment[f"GIT_CONFIG_KEY_{number}"] = key
         environment[f"GIT_CONFIG_VALUE_{number}"] = value
     return environment
-
-
-def _run(argv: list[str], environment: dict[str, str], settings: GitSettings,
-         repository: str) -> tuple[int, bytes, bytes]:
-    """git's exit status, stdout and the start of its stderr; GitError past `max_bytes` of output or `timeout`
-    seconds, git's process group killed (the https helper it starts included)."""
-    deadline = time.monotonic() + settings.timeout
-    try:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   env=environment, start_new_session=True)
-    except OSError as error:
-        raise GitError(repository, f"{repository}: cannot run git ({argv[0]}): {error.strerror}") from None
-    try:
-        out, err = _read_within(process, deadline, settings, repository)
-        try:
-            return process.wait(timeout=max(0.0, deadline - time.monotonic())), out, err
-        except subprocess.TimeoutExpired:
-            raise _timed_out(repository, settings) from None
-    finally:
-        if process.poll() is None:
-            _kill(process)
-        process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
-
-
-def _read_within(process: subprocess.Popen[bytes], deadline: float, settings: GitSettings,
-                 repository: str) -> tuple[bytes, bytes]:
-    out, err = bytearray(), bytearray()
-    with selectors.DefaultSelector() as selector:
-        # Both are pipes (Popen's PIPE), never None as their type allows.
-        selector.register(process.stdout, selectors.EVENT_READ, out)  # type: ignore[arg-type]
-        selector.register(process.stderr, selectors.EVENT_READ, err)  # type: ignore[arg-type]
-        while selector.get_map():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _timed_out(repository, settings)
-            for key, _ in selector.select(left):
-                chunk = os.read(key.fd, _READ)
-                if not chunk:
-                    selector.unregister(key.fileobj)
-                elif key.data is out:
-                    out += chunk
-                    if len(out) > settings.max_bytes:
-                        raise GitError(repository, f"{repository}: the listing of its refs ran past "
-                                                   f"{settings.max_bytes} bytes; git stopped")
-                else:
-                    err += chunk[:max(0, _STDERR_KEPT - len(err))]
-    return bytes(out), bytes(err)
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _timed_out(repository: str, settings: GitSettings) -> GitUnreachable:
-    return GitUnreachable(repository, f"{repository}: the listing of its refs from {settings.host} did not finish "
-                                      f"within {settings.timeout:g} s: the time ran out, git stopped")
 
 
 def _failure(repository: str, url: str, settings: GitSettings, code: int, stderr: str) -> GitError:

@@ -4,16 +4,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from pinguard.errors import PinguardError
 from pinguard.helm.settings import ClusterContext
+from pinguard.read.tool import CannotStart, TooMuchOutput, TooSlow, run_tool
 from pinguard.untrusted_text import shown
 from pinguard.write.kept import binary_answer
 
@@ -78,44 +76,18 @@ def _asked(path: str, env: Mapping[str, str]) -> str:
         raise PinguardError(f"helm: {path} does not answer `helm version`: {exc}") from None
 
 
-def _keep_start(stream: IO[bytes], kept: list[bytes]) -> None:
-    """Read `stream` to its end (a writer blocked on a full pipe never finishes), keeping its first bytes."""
-    size = 0
-    while chunk := stream.read(65536):
-        if size < _COMPLAINT_LIMIT:
-            kept.append(chunk[:_COMPLAINT_LIMIT - size])
-        size += len(chunk)
-
-
 def bounded_run(command: list[str], env: Mapping[str, str] | None) -> str:
     """Standard output of `command`; killed past the time or the size limit (its error output is kept short)."""
     try:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                   env=dict(env) if env is not None else None)
-    except OSError as exc:
-        raise RenderFailed(f"cannot run {command[0]}: {exc.strerror or exc}") from None
-    assert process.stdout is not None and process.stderr is not None
-    timer = threading.Timer(_TIMEOUT, process.kill)
-    complaint: list[bytes] = []
-    reader = threading.Thread(target=_keep_start, args=(process.stderr, complaint), daemon=True)
-    timer.start()
-    reader.start()
-    try:
-        out = process.stdout.read(_OUTPUT_LIMIT + 1)
-        if len(out) > _OUTPUT_LIMIT:
-            process.kill()
-        status = process.wait()
-    finally:
-        timer.cancel()
-        reader.join()
-        process.stdout.close()
-        process.stderr.close()
-    if len(out) > _OUTPUT_LIMIT:
-        raise RenderFailed(f"rendered more than {_OUTPUT_LIMIT >> 20} MiB")
-    if status < 0:
-        raise RenderFailed(f"no answer within {_TIMEOUT:.0f} seconds")
-    if status != 0:
-        lines = [line for line in b"".join(complaint).decode("utf-8", "replace").splitlines() if line.strip()]
+        done = run_tool(command, env, timeout=_TIMEOUT, max_out=_OUTPUT_LIMIT, err_kept=_COMPLAINT_LIMIT)
+    except CannotStart as exc:
+        raise RenderFailed(f"cannot run {command[0]}: {exc}") from None
+    except TooMuchOutput:
+        raise RenderFailed(f"rendered more than {_OUTPUT_LIMIT >> 20} MiB") from None
+    except TooSlow:
+        raise RenderFailed(f"no answer within {_TIMEOUT:.0f} seconds") from None
+    if done.status != 0:
+        lines = [line for line in done.err.decode("utf-8", "replace").splitlines() if line.strip()]
         errors = [line for line in lines if line.startswith("Error:")]  # what went wrong; the rest is advice
-        raise RenderFailed(shown((errors or lines or [f"exit status {status}"])[0]))
-    return out.decode("utf-8", "replace")
+        raise RenderFailed(shown((errors or lines or [f"exit status {done.status}"])[0]))
+    return done.out.decode("utf-8", "replace")

@@ -75,8 +75,8 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
         current, text = lockfile.read_with_text(path)
         wanted = _wanted(result)
         kept = current.referenced(wanted.keys())
-        uses = [use for use in result.actions if use.action is not None]
-        kept_actions = {entry.key: entry for use in uses if (entry := current.actions.entry_for(use)) is not None}
+        held = [(use, current.actions.entry_for(use)) for use in result.actions if use.action is not None]
+        kept_actions = {entry.key: entry for _, entry in held if entry is not None}
         dropped = len(current) - len(kept) + len(current.actions.entries) - len(kept_actions)
         if dropped and not allow_empty:
             _refuse_to_drop(paths_without_references(paths, result), dropped, path)
@@ -86,8 +86,8 @@ def sync_lock(result: Scan, path: Path, settings: OnlineSettings, *,
         updated = kept
         if kept or missing:
             new_entries, warnings, updated = _reach_registries(kept, missing, result, settings, mismatch, unchanged)
-        new_actions, action_warnings = _locked_actions(
-            [use for use in uses if current.actions.entry_for(use) is None], settings, unchanged)
+        new_actions, action_warnings = _locked_actions([use for use, entry in held if entry is None], settings,
+                                                       unchanged)
         updated = updated.with_actions([*kept_actions.values(), *new_actions])
         if lockfile.dumps(updated) != text:
             lockfile.write(path, updated)

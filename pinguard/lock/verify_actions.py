@@ -46,7 +46,7 @@ def verify_actions(entries: Sequence[ActionEntry], settings: GitSettings, tag_ru
     """A verdict on each entry, in order: one listing per repository."""
     if not entries:
         return []
-    listed = list_refs(dict.fromkeys(entry.repository for entry in entries), settings)
+    listed = list_refs((entry.repository for entry in entries), settings)
     return judge_all(entries, listed, tag_rules)
 
 

@@ -150,15 +150,10 @@ def markdown(rebuilds: Sequence[Rebuild], moves: Sequence[ActionMove] = ()) -> s
 
 
 def _actions_markdown(moves: Sequence[ActionMove]) -> str:
-    lines = [
-        "## Moved actions",
-        "",
-        f"Action refs that point to another commit now: {len(moves)}. The lockfile and every `uses:` pinned to "
-        "them move to the new commits.",
-        "",
-        "| action | old commit | new commit | new frozen tag | tags on the new commit |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+    lines = _table_head("Moved actions",
+                        f"Action refs that point to another commit now: {len(moves)}. The lockfile and every "
+                        "`uses:` pinned to them move to the new commits.",
+                        ["action", "old commit", "new commit", "new frozen tag", "tags on the new commit"])
     for move in moves:
         cells = [_code(move.name), _code(move.old.commit[:12]), _code(move.new.commit[:12]),
                  _code(move.new.frozen_tag) if move.new.frozen_tag else "none", _tags(move.new_tags, _code)]
@@ -177,15 +172,10 @@ def _actions_markdown(moves: Sequence[ActionMove]) -> str:
 
 
 def _images_markdown(rebuilds: Sequence[Rebuild]) -> str:
-    lines = [
-        "## Rebuilt images",
-        "",
-        f"Moving tags that point to a rebuilt image now: {len(rebuilds)}. "
-        "The lockfile and every file pinning them move to the new digests.",
-        "",
-        "| image | old digest | new digest | new frozen tag | created |",
-        "| --- | --- | --- | --- | --- |",
-    ]
+    lines = _table_head("Rebuilt images",
+                        f"Moving tags that point to a rebuilt image now: {len(rebuilds)}. "
+                        "The lockfile and every file pinning them move to the new digests.",
+                        ["image", "old digest", "new digest", "new frozen tag", "created"])
     for rebuild in rebuilds:
         old, new = rebuild.old, rebuild.new
         cells = [_code(f"{old.name}:{old.tag}"), _code(_short(old.digest)), _code(_short(new.digest)),
@@ -206,6 +196,11 @@ def _images_markdown(rebuilds: Sequence[Rebuild]) -> str:
         if not changes:
             lines.append("- no label changed")
     return "\n".join(lines) + "\n"
+
+
+def _table_head(title: str, summary: str, columns: Sequence[str]) -> list[str]:
+    """A section's title and summary, then the head of its table."""
+    return [f"## {title}", "", summary, "", _row(columns), _row(["---"] * len(columns))]
 
 
 def _row(cells: Sequence[str]) -> str:

@@ -1,1 +1,1 @@
-"""Reading files: which ones a command reads and how (`files`), and every image reference under some paths (`paths`)."""
+"""Reading: which files a command reads and how (`files`), and what a tool it runs writes, bounded (`tool`)."""

@@ -89,14 +89,19 @@ class _Watchdog:
                 self._wakes_at = until
                 self.lock.notify()
 
+    def shut_due(self, now: float) -> None:
+        """Shut every armed cutoff whose limit is `now` or before; the thread wakes next at the soonest left."""
+        with self.lock:
+            for cutoff in [c for c in self._armed if c.until <= now]:
+                self._armed.discard(cutoff)
+                cutoff.shut()
+            self._wakes_at = min((c.until for c in self._armed), default=math.inf)
+
     def _run(self) -> None:
         with self.lock:
             while True:
                 now = time.monotonic()
-                for cutoff in [c for c in self._armed if c.until <= now]:
-                    self._armed.discard(cutoff)
-                    cutoff.shut()
-                self._wakes_at = min((c.until for c in self._armed), default=math.inf)
+                self.shut_due(now)
                 self.lock.wait(None if self._wakes_at == math.inf else self._wakes_at - now)
 
 

@@ -85,7 +85,7 @@ def resolve_actions(keys: Iterable[ActionKey], settings: GitSettings,
                     tag_rules: TagRules) -> dict[ActionKey, ResolvedAction | PinguardError]:
     """Each (repository, ref) resolved, or why not: one listing per repository, however many refs it has."""
     wanted = list(dict.fromkeys(keys))
-    listed = list_refs(dict.fromkeys(repository for repository, _ in wanted), settings)
+    listed = list_refs((repository for repository, _ in wanted), settings)
     return resolved_from(wanted, listed, tag_rules)
 
 

@@ -6,7 +6,7 @@ import threading
 import time
 from typing import cast
 
-from pinguard.registry.cutoff import Cutoff
+from pinguard.registry.cutoff import _WATCHDOG, Cutoff
 from pinguard.registry.wire import Connection
 
 
@@ -27,18 +27,23 @@ def watched() -> tuple[Watched, Connection]:
 
 def test_a_limit_that_passes_aborts_the_connection() -> None:
     stand_in, connection = watched()
-    with Cutoff(time.monotonic() + 0.05, body_seconds=60, cap=time.monotonic() + 60) as cutoff:
+    limit = time.monotonic() + 60
+    with Cutoff(limit, body_seconds=60, cap=limit) as cutoff:
         cutoff.watch(connection)
-        assert stand_in.aborted.wait(60)  # bounds a hang, not a duration
+        _WATCHDOG.shut_due(limit - 1)  # the watchdog's step, at a time it chooses: before the limit
+        assert not stand_in.aborted.is_set() and not cutoff.fired
+        _WATCHDOG.shut_due(limit)
+        assert stand_in.aborted.is_set()
     assert cutoff.fired
 
 
 def test_a_cutoff_left_before_its_limit_aborts_nothing() -> None:
     stand_in, connection = watched()
-    limit = time.monotonic() + 1.0  # a second for two lines to run, even on a busy machine
-    with Cutoff(limit, body_seconds=60, cap=time.monotonic() + 60) as cutoff:
+    limit = time.monotonic() + 60
+    with Cutoff(limit, body_seconds=60, cap=limit) as cutoff:
         cutoff.watch(connection)
-    assert not stand_in.aborted.wait(max(0.0, limit + 0.5 - time.monotonic()))  # until past the limit
+    _WATCHDOG.shut_due(limit + 1)  # past the limit: nothing armed is left of it
+    assert not stand_in.aborted.is_set()
     assert not cutoff.fired
 
 

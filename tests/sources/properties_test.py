@@ -25,8 +25,9 @@ from pinguard.lock import lockfile
 from pinguard.reference import Reference, parse
 from pinguard.scan.paths import Scan, scan_paths
 from pinguard.sources.base import Found
-from pinguard.write.edits import Edit, apply, pin_edit
+from pinguard.write.edits import apply, pin_edit
 from testing import lockdata
+from tests.sources.untouched import outside
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 BOM = b"\xef\xbb\xbf"
@@ -95,22 +96,6 @@ def _lock(result: Scan) -> None:
     lockfile.write(Path("../pinguard.lock"), lockdata.lock_for(result.found))
 
 
-def _outside(old: str, new: str, edits: list[Edit]) -> tuple[str, str]:
-    """`old` without the replaced spans and `new` without the inserted texts: equal when nothing else moved."""
-    kept_old: list[str] = []
-    kept_new: list[str] = []
-    position = shift = 0
-    for edit in sorted(set(edits), key=lambda e: (e.start, e.end)):
-        kept_old.append(old[position:edit.start])
-        kept_new.append(new[position + shift:edit.start + shift])
-        assert new[edit.start + shift:edit.start + shift + len(edit.text)] == edit.text
-        shift += len(edit.text) - (edit.end - edit.start)
-        position = edit.end
-    kept_old.append(old[position:])
-    kept_new.append(new[position + shift:])
-    return "".join(kept_old), "".join(kept_new)
-
-
 def _spans_hold_values(text: str, found: list[Found]) -> None:
     for item in found:
         assert text[item.span.start:item.span.end] == item.value, item
@@ -141,7 +126,7 @@ def _pin_and_check(name: str, data: bytes, expected: set[tuple[int, int, str]]) 
     assert new == scanned.file.encode(apply(text, edits))
     assert new.startswith(BOM) == data.startswith(BOM)
     new_text = new.removeprefix(BOM).decode("utf-8")
-    rest_old, rest_new = _outside(text, new_text, edits)
+    rest_old, rest_new = outside(text, new_text, edits)
     assert rest_new == rest_old
     # Every reference now carries its locked digest, where it was.
     after = scan_paths(["."])

@@ -22,6 +22,7 @@ from pinguard.sources.base import DOCKER, LOCAL, REMOTE, ActionUse, Unreadable
 from pinguard.uses import parse_uses, read_version
 from pinguard.write.edits import Edit, action_pin_edits, apply
 from tests.conftest import CORPUS
+from tests.sources.untouched import outside
 
 GITHUB = CORPUS / "github"
 GOLDEN = Path(__file__).parent.parent / "testdata" / "pin" / "workflow"
@@ -133,21 +134,6 @@ def test_versions_of_real_comments() -> None:
     ]
 
 
-def _outside(old: str, new: str, edits: list[Edit]) -> tuple[str, str]:
-    """`old` without the replaced spans and `new` without the texts written: equal when nothing else moved."""
-    kept_old, kept_new = [], []
-    position, shift = 0, 0
-    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
-        kept_old.append(old[position:edit.start])
-        kept_new.append(new[position + shift:edit.start + shift])
-        assert new[edit.start + shift:edit.start + shift + len(edit.text)] == edit.text
-        shift += len(edit.text) - (edit.end - edit.start)
-        position = edit.end
-    kept_old.append(old[position:])
-    kept_new.append(new[position + shift:])
-    return "".join(kept_old), "".join(kept_new)
-
-
 def _allowed(use: ActionUse, edit: Edit) -> bool:
     """Whether an edit of a use touches only its ref, its comment, or writes a comment where one goes."""
     assert use.action is not None
@@ -165,7 +151,7 @@ def test_pinning_a_real_file_changes_only_refs_and_comments(name: str) -> None:
     pinned, edits = _pin_all(text, uses)
     for use in _pinnable(uses):
         assert all(_allowed(use, edit) for edit in action_pin_edits(use, *_made_up(use)))
-    kept_old, kept_new = _outside(text, pinned, edits)
+    kept_old, kept_new = outside(text, pinned, edits)
     assert kept_old == kept_new
     assert pinned.count("\n") == text.count("\n")
 
